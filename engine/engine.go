@@ -1,0 +1,30 @@
+package engine
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+)
+
+// Options configure an engine.
+type Options struct {
+	// Storage holds every object. Defaults to a new MemoryStorage.
+	Storage Storage
+	// Webhook carries ConversionReview requests to conversion webhooks. Nil means every webhook is
+	// unreachable, which is what a browser tab can offer unless the page supplies a converter.
+	Webhook WebhookCaller
+	// Now is the clock for creationTimestamp and condition times. Defaults to time.Now.
+	Now func() time.Time
+	// MaxRequestBytes caps request bodies (413 above it). Defaults to 3 MiB, kube-apiserver's limit.
+	MaxRequestBytes int64
+}
+
+// WebhookCaller delivers one ConversionReview to a conversion webhook. The engine builds the request and checks
+// the response with upstream's rules; the caller only moves bytes, so that the engine itself never opens a
+// connection (in the browser the page converts, in the server an HTTPS client does).
+type WebhookCaller interface {
+	// Call sends review (a JSON ConversionReview) to the webhook described by cfg and returns the response body.
+	Call(ctx context.Context, cfg apiextensionsv1.WebhookClientConfig, review []byte) ([]byte, error)
+}

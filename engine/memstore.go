@@ -1,0 +1,167 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// memoryHistory is how many past events the in-memory store keeps so that a watch can resume from an older
+// revision. A watcher that falls further behind gets ErrCompacted, as from a compacted etcd.
+const memoryHistory = 4096
+
+// MemoryStorage is the in-memory Storage used in the browser and by default in the server.
+type MemoryStorage struct {
+	mu       sync.Mutex
+	rev      int64
+	data     map[string]Object
+	history  []Event // the last memoryHistory events, oldest first
+	watchers map[*memWatcher]struct{}
+}
+
+type memWatcher struct {
+	prefix string
+	ch     chan Event
+}
+
+// NewMemoryStorage returns an empty in-memory store.
+func NewMemoryStorage() *MemoryStorage {
+	return &MemoryStorage{data: map[string]Object{}, watchers: map[*memWatcher]struct{}{}}
+}
+
+var _ Storage = (*MemoryStorage)(nil)
+
+// Get implements Storage.
+func (s *MemoryStorage) Get(_ context.Context, key string) (Object, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o, ok := s.data[key]
+	if !ok {
+		return Object{}, fmt.Errorf("%s: %w", key, ErrNotFound)
+	}
+	return o, nil
+}
+
+// List implements Storage.
+func (s *MemoryStorage) List(_ context.Context, prefix string, opts ListOptions) (ListResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var keys []string
+	for k := range s.data {
+		if strings.HasPrefix(k, prefix) && (opts.StartKey == "" || k > opts.StartKey) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	res := ListResult{Revision: s.rev}
+	if opts.Limit > 0 && int64(len(keys)) > opts.Limit {
+		keys = keys[:opts.Limit]
+		res.More = true
+	}
+	res.Items = make([]Object, len(keys))
+	for i, k := range keys {
+		res.Items[i] = s.data[k]
+	}
+	return res, nil
+}
+
+// Create implements Storage.
+func (s *MemoryStorage) Create(_ context.Context, key string, value []byte) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.data[key]; ok {
+		return 0, fmt.Errorf("%s: %w", key, ErrExists)
+	}
+	return s.put(key, value, nil), nil
+}
+
+// Update implements Storage.
+func (s *MemoryStorage) Update(_ context.Context, key string, value []byte, expected int64) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, ok := s.data[key]
+	if !ok {
+		return 0, fmt.Errorf("%s: %w", key, ErrNotFound)
+	}
+	if old.Revision != expected {
+		return 0, fmt.Errorf("%s: at revision %d, not %d: %w", key, old.Revision, expected, ErrConflict)
+	}
+	return s.put(key, value, old.Value), nil
+}
+
+// Delete implements Storage.
+func (s *MemoryStorage) Delete(_ context.Context, key string, expected int64) (Object, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, ok := s.data[key]
+	if !ok {
+		return Object{}, fmt.Errorf("%s: %w", key, ErrNotFound)
+	}
+	if expected != 0 && old.Revision != expected {
+		return Object{}, fmt.Errorf("%s: at revision %d, not %d: %w", key, old.Revision, expected, ErrConflict)
+	}
+	delete(s.data, key)
+	s.rev++
+	s.publish(Event{Type: EventDelete, Object: Object{Key: key, Revision: s.rev}, Prev: old.Value})
+	return old, nil
+}
+
+// put stores value and publishes the event; s.mu is held.
+func (s *MemoryStorage) put(key string, value, prev []byte) int64 {
+	s.rev++
+	v := append([]byte(nil), value...)
+	o := Object{Key: key, Value: v, Revision: s.rev}
+	s.data[key] = o
+	s.publish(Event{Type: EventPut, Object: o, Prev: prev})
+	return s.rev
+}
+
+func (s *MemoryStorage) publish(ev Event) {
+	s.history = append(s.history, ev)
+	if len(s.history) > memoryHistory {
+		s.history = append(s.history[:0:0], s.history[len(s.history)-memoryHistory:]...)
+	}
+	for w := range s.watchers {
+		if !strings.HasPrefix(ev.Object.Key, w.prefix) {
+			continue
+		}
+		select {
+		case w.ch <- ev:
+		default:
+			// A watcher that cannot keep up is closed rather than allowed to block writers or lose events
+			// silently; its client re-lists, as with a real API server.
+			close(w.ch)
+			delete(s.watchers, w)
+		}
+	}
+}
+
+// Watch implements Storage.
+func (s *MemoryStorage) Watch(ctx context.Context, prefix string, from int64) (<-chan Event, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := &memWatcher{prefix: prefix, ch: make(chan Event, memoryHistory)}
+	if from > 0 && from < s.rev {
+		if len(s.history) == 0 || s.history[0].Object.Revision > from+1 {
+			return nil, fmt.Errorf("revision %d: %w", from, ErrCompacted)
+		}
+		for _, ev := range s.history {
+			if ev.Object.Revision > from && strings.HasPrefix(ev.Object.Key, prefix) {
+				w.ch <- ev
+			}
+		}
+	}
+	s.watchers[w] = struct{}{}
+	go func() {
+		<-ctx.Done()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if _, ok := s.watchers[w]; ok {
+			delete(s.watchers, w)
+			close(w.ch)
+		}
+	}()
+	return w.ch, nil
+}
