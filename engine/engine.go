@@ -28,3 +28,9 @@ type WebhookCaller interface {
 	// Call sends review (a JSON ConversionReview) to the webhook described by cfg and returns the response body.
 	Call(ctx context.Context, cfg apiextensionsv1.WebhookClientConfig, review []byte) ([]byte, error)
 }
+
+// NewHandler returns the Kubernetes REST API for CustomResourceDefinitions and the resources they define,
+// served from opts.Storage.
+func NewHandler(opts Options) (http.Handler, error) {
+	return newServer(opts)
+}
