@@ -1,3 +1,8 @@
+// Package engine is crdplay's front door: the Kubernetes REST API for CustomResourceDefinitions and the custom
+// resources they define, answering as kube-apiserver v1.37 does, over a pluggable storage.
+//
+// The engine is pure Go. It builds natively and for GOOS=js GOARCH=wasm, opens no listener or connection, and
+// reaches the outside world only through the interfaces in Options.
 package engine
 
 import (
@@ -6,11 +11,20 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	"crdplay/engine/internal/apiserver"
+	"crdplay/engine/storage"
 )
+
+// Storage is where the engine keeps objects; see storage.Interface.
+type Storage = storage.Interface
+
+// NewMemoryStorage returns an empty in-memory Storage.
+func NewMemoryStorage() *storage.Memory { return storage.NewMemory() }
 
 // Options configure an engine.
 type Options struct {
-	// Storage holds every object. Defaults to a new MemoryStorage.
+	// Storage holds every object. Defaults to a new in-memory store.
 	Storage Storage
 	// Webhook carries ConversionReview requests to conversion webhooks. Nil means every webhook is
 	// unreachable, which is what a browser tab can offer unless the page supplies a converter.
@@ -32,5 +46,23 @@ type WebhookCaller interface {
 // NewHandler returns the Kubernetes REST API for CustomResourceDefinitions and the resources they define,
 // served from opts.Storage.
 func NewHandler(opts Options) (http.Handler, error) {
-	return newServer(opts)
+	if opts.Storage == nil {
+		opts.Storage = storage.NewMemory()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.MaxRequestBytes <= 0 {
+		opts.MaxRequestBytes = 3 << 20
+	}
+	var call apiserver.WebhookFunc
+	if opts.Webhook != nil {
+		call = opts.Webhook.Call
+	}
+	return apiserver.New(apiserver.Config{
+		Storage:         opts.Storage,
+		Webhook:         call,
+		Now:             opts.Now,
+		MaxRequestBytes: opts.MaxRequestBytes,
+	})
 }

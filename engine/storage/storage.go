@@ -1,17 +1,17 @@
-package engine
+package storage
 
 import (
 	"context"
 	"errors"
 )
 
-// Storage is where the engine keeps every object, as kube-apiserver keeps them in etcd: JSON documents of the
+// Interface is where the engine keeps every object, as kube-apiserver keeps them in etcd: JSON documents of the
 // storage version under keys such as /registry/<group>/<plural>/<namespace>/<name>, each stamped with the
 // revision of the write that produced it. A resourceVersion is that revision in decimal.
 //
 // Implementations must be safe for concurrent use. Revisions are global to the store and strictly increasing,
 // so that a watch can resume from any revision a client has seen.
-type Storage interface {
+type Interface interface {
 	// Get returns the object at key, or an error wrapping ErrNotFound.
 	Get(ctx context.Context, key string) (Object, error)
 	// List returns the objects whose keys start with prefix, in key order, and the store's current revision.
@@ -73,7 +73,7 @@ type Event struct {
 	Prev   []byte
 }
 
-// Errors returned (wrapped) by Storage implementations.
+// Errors returned (wrapped) by Interface implementations.
 var (
 	ErrNotFound    = errors.New("not found")
 	ErrExists      = errors.New("already exists")

@@ -1,4 +1,4 @@
-package engine
+package storage
 
 import (
 	"context"
@@ -12,8 +12,8 @@ import (
 // revision. A watcher that falls further behind gets ErrCompacted, as from a compacted etcd.
 const memoryHistory = 4096
 
-// MemoryStorage is the in-memory Storage used in the browser and by default in the server.
-type MemoryStorage struct {
+// Memory is the in-memory Interface used in the browser and by default in the server.
+type Memory struct {
 	mu       sync.Mutex
 	rev      int64
 	data     map[string]Object
@@ -26,15 +26,15 @@ type memWatcher struct {
 	ch     chan Event
 }
 
-// NewMemoryStorage returns an empty in-memory store.
-func NewMemoryStorage() *MemoryStorage {
-	return &MemoryStorage{data: map[string]Object{}, watchers: map[*memWatcher]struct{}{}}
+// NewMemory returns an empty in-memory store.
+func NewMemory() *Memory {
+	return &Memory{data: map[string]Object{}, watchers: map[*memWatcher]struct{}{}}
 }
 
-var _ Storage = (*MemoryStorage)(nil)
+var _ Interface = (*Memory)(nil)
 
-// Get implements Storage.
-func (s *MemoryStorage) Get(_ context.Context, key string) (Object, error) {
+// Get implements Interface.
+func (s *Memory) Get(_ context.Context, key string) (Object, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	o, ok := s.data[key]
@@ -44,8 +44,8 @@ func (s *MemoryStorage) Get(_ context.Context, key string) (Object, error) {
 	return o, nil
 }
 
-// List implements Storage.
-func (s *MemoryStorage) List(_ context.Context, prefix string, opts ListOptions) (ListResult, error) {
+// List implements Interface.
+func (s *Memory) List(_ context.Context, prefix string, opts ListOptions) (ListResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var keys []string
@@ -67,8 +67,8 @@ func (s *MemoryStorage) List(_ context.Context, prefix string, opts ListOptions)
 	return res, nil
 }
 
-// Create implements Storage.
-func (s *MemoryStorage) Create(_ context.Context, key string, value []byte) (int64, error) {
+// Create implements Interface.
+func (s *Memory) Create(_ context.Context, key string, value []byte) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.data[key]; ok {
@@ -77,8 +77,8 @@ func (s *MemoryStorage) Create(_ context.Context, key string, value []byte) (int
 	return s.put(key, value, nil), nil
 }
 
-// Update implements Storage.
-func (s *MemoryStorage) Update(_ context.Context, key string, value []byte, expected int64) (int64, error) {
+// Update implements Interface.
+func (s *Memory) Update(_ context.Context, key string, value []byte, expected int64) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old, ok := s.data[key]
@@ -91,8 +91,8 @@ func (s *MemoryStorage) Update(_ context.Context, key string, value []byte, expe
 	return s.put(key, value, old.Value), nil
 }
 
-// Delete implements Storage.
-func (s *MemoryStorage) Delete(_ context.Context, key string, expected int64) (Object, error) {
+// Delete implements Interface.
+func (s *Memory) Delete(_ context.Context, key string, expected int64) (Object, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old, ok := s.data[key]
@@ -109,7 +109,7 @@ func (s *MemoryStorage) Delete(_ context.Context, key string, expected int64) (O
 }
 
 // put stores value and publishes the event; s.mu is held.
-func (s *MemoryStorage) put(key string, value, prev []byte) int64 {
+func (s *Memory) put(key string, value, prev []byte) int64 {
 	s.rev++
 	v := append([]byte(nil), value...)
 	o := Object{Key: key, Value: v, Revision: s.rev}
@@ -118,7 +118,7 @@ func (s *MemoryStorage) put(key string, value, prev []byte) int64 {
 	return s.rev
 }
 
-func (s *MemoryStorage) publish(ev Event) {
+func (s *Memory) publish(ev Event) {
 	s.history = append(s.history, ev)
 	if len(s.history) > memoryHistory {
 		s.history = append(s.history[:0:0], s.history[len(s.history)-memoryHistory:]...)
@@ -138,8 +138,8 @@ func (s *MemoryStorage) publish(ev Event) {
 	}
 }
 
-// Watch implements Storage.
-func (s *MemoryStorage) Watch(ctx context.Context, prefix string, from int64) (<-chan Event, error) {
+// Watch implements Interface.
+func (s *Memory) Watch(ctx context.Context, prefix string, from int64) (<-chan Event, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w := &memWatcher{prefix: prefix, ch: make(chan Event, memoryHistory)}

@@ -1,0 +1,615 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
+	"k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/storage/names"
+	"k8s.io/apiserver/pkg/warning"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"crdplay/engine/internal/crds"
+	"crdplay/engine/storage"
+)
+
+var crdGR = schema.GroupResource{Group: apiextensionsv1.GroupName, Resource: "customresourcedefinitions"}
+var crdGVK = apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition")
+
+func crdKey(name string) string {
+	return keyPrefix + "/apiextensions.k8s.io/customresourcedefinitions/" + name
+}
+
+// getCRD reads a CRD from storage.
+func (s *Server) getCRD(ctx context.Context, name string) (*apiextensionsv1.CustomResourceDefinition, error) {
+	o, err := s.cfg.Storage.Get(ctx, crdKey(name))
+	if err != nil {
+		return nil, err
+	}
+	return decodeCRD(o)
+}
+
+func decodeCRD(o storage.Object) (*apiextensionsv1.CustomResourceDefinition, error) {
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := json.Unmarshal(o.Value, crd); err != nil {
+		return nil, fmt.Errorf("%s: %w", o.Key, err)
+	}
+	crd.ResourceVersion = strconv.FormatInt(o.Revision, 10)
+	crd.APIVersion, crd.Kind = crdGVK.GroupVersion().String(), crdGVK.Kind
+	return crd, nil
+}
+
+func (s *Server) listCRDs(ctx context.Context) ([]*apiextensionsv1.CustomResourceDefinition, int64, error) {
+	res, err := s.cfg.Storage.List(ctx, keyPrefix+"/apiextensions.k8s.io/customresourcedefinitions/", storage.ListOptions{})
+	if err != nil {
+		return nil, 0, err
+	}
+	var out []*apiextensionsv1.CustomResourceDefinition
+	for _, o := range res.Items {
+		crd, err := decodeCRD(o)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, crd)
+	}
+	return out, res.Revision, nil
+}
+
+// servingInfo returns the cached serving state of a CRD, rebuilding it when the CRD changed.
+func (s *Server) servingInfo(crd *apiextensionsv1.CustomResourceDefinition) (*crdInfo, error) {
+	if v, ok := s.infos.Load(crd.Name); ok {
+		ci := v.(*crdInfo)
+		if ci.crd.UID == crd.UID && ci.crd.ResourceVersion == crd.ResourceVersion {
+			return ci, nil
+		}
+	}
+	ci, err := newCRDInfo(crd, s.cfg.Webhook)
+	if err != nil {
+		return nil, err
+	}
+	s.infos.Store(crd.Name, ci)
+	return ci, nil
+}
+
+// crdFieldManagers are the field managers of the CRD endpoint and its /status, built once.
+var crdFieldManagers = struct {
+	main, status *managedfields.FieldManager
+	err          error
+}{}
+
+func init() {
+	tc, err := crdTypeConverter()
+	if err != nil {
+		crdFieldManagers.err = err
+		return
+	}
+	v1 := fieldpath.APIVersion(crdGVK.GroupVersion().String())
+	newFM := func(sub string, reset *fieldpath.Set) (*managedfields.FieldManager, error) {
+		return managedfields.NewDefaultFieldManager(tc, unstructuredNop{}, nopDefaulter{}, unstructuredCreator{}, crdGVK, crdGVK.GroupVersion(), sub,
+			fieldpath.NewExcludeFilterSetMap(map[fieldpath.APIVersion]*fieldpath.Set{v1: reset}))
+	}
+	// As the CRD strategies' reset fields: the main endpoint does not own status, /status owns nothing else.
+	crdFieldManagers.main, crdFieldManagers.err = newFM("", fieldpath.NewSet(fieldpath.MakePathOrDie("status")))
+	if crdFieldManagers.err == nil {
+		crdFieldManagers.status, crdFieldManagers.err = newFM("status", fieldpath.NewSet(fieldpath.MakePathOrDie("metadata"), fieldpath.MakePathOrDie("spec")))
+	}
+}
+
+type nopDefaulter struct{}
+
+func (nopDefaulter) Default(runtime.Object) {}
+
+// unstructuredNop converts objects that are already in the only version served (apiextensions.k8s.io/v1).
+type unstructuredNop struct{}
+
+func (unstructuredNop) Convert(in, out, _ interface{}) error {
+	ui, ok1 := in.(*unstructured.Unstructured)
+	uo, ok2 := out.(*unstructured.Unstructured)
+	if !ok1 || !ok2 {
+		return fmt.Errorf("unsupported conversion %T to %T", in, out)
+	}
+	uo.Object = ui.DeepCopy().Object
+	return nil
+}
+func (unstructuredNop) ConvertToVersion(in runtime.Object, _ runtime.GroupVersioner) (runtime.Object, error) {
+	return in.DeepCopyObject(), nil
+}
+func (unstructuredNop) ConvertFieldLabel(_ schema.GroupVersionKind, label, value string) (string, string, error) {
+	return label, value, nil
+}
+
+func toUnstructured(crd *apiextensionsv1.CustomResourceDefinition) (*unstructured.Unstructured, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetGroupVersionKind(crdGVK)
+	return u, nil
+}
+
+func fromUnstructured(u runtime.Object) (*apiextensionsv1.CustomResourceDefinition, error) {
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.(*unstructured.Unstructured).Object, crd); err != nil {
+		return nil, err
+	}
+	return crd, nil
+}
+
+// trackManagedFields records a write by manager in the CRD's managedFields.
+func trackManagedFields(fm *managedfields.FieldManager, live, obj *apiextensionsv1.CustomResourceDefinition, manager string) (*apiextensionsv1.CustomResourceDefinition, error) {
+	if crdFieldManagers.err != nil {
+		return nil, crdFieldManagers.err
+	}
+	lu, err := toUnstructured(live)
+	if err != nil {
+		return nil, err
+	}
+	nu, err := toUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	return fromUnstructured(fm.UpdateNoErrors(lu, nu, manager))
+}
+
+// crdRequest is one request for customresourcedefinitions.
+type crdRequest struct {
+	s    *Server
+	w    http.ResponseWriter
+	req  *http.Request
+	rec  *warnings
+	info *request.RequestInfo
+	mt   negotiation.MediaTypeOptions
+}
+
+func (s *Server) serveCRD(w http.ResponseWriter, req *http.Request, rec *warnings, info *request.RequestInfo) {
+	r := &crdRequest{s: s, w: w, req: req, rec: rec, info: info}
+	if info.APIVersion != "v1" || info.Namespace != "" {
+		s.notFound(w, req, rec)
+		return
+	}
+	mt, _, err := negotiation.NegotiateOutputMediaType(req, outputSerializers{}, restrictions{table: true})
+	if err != nil {
+		s.fail(w, req, rec, err)
+		return
+	}
+	r.mt = mt
+	var res reply
+	switch {
+	case info.Subresource == "" && info.Verb == "create":
+		res, err = r.create()
+	case info.Subresource == "" && info.Verb == "list":
+		res, err = r.list()
+	case info.Verb == "get" && (info.Subresource == "" || info.Subresource == "status"):
+		res, err = r.get()
+	case info.Verb == "update" && (info.Subresource == "" || info.Subresource == "status"):
+		res, err = r.update()
+	case info.Verb == "patch" && (info.Subresource == "" || info.Subresource == "status"):
+		res, err = r.patch()
+	case info.Subresource == "" && info.Verb == "delete":
+		res, err = r.delete()
+	case info.Subresource == "":
+		err = apierrors.NewMethodNotSupported(crdGR, info.Verb)
+	default:
+		err = apierrors.NewNotFound(crdGR, info.Name)
+	}
+	if err != nil {
+		s.fail(w, req, rec, err)
+		return
+	}
+	if res.obj != nil {
+		obj, err := transform(req.Context(), req, mt, res.obj, rest.NewDefaultTableConvertor(crdGR), crdGVK.GroupVersion(), unstructuredNop{})
+		if err != nil {
+			s.fail(w, req, rec, err)
+			return
+		}
+		res.obj = obj
+	}
+	s.write(w, req, rec, res, mt)
+}
+
+func (r *crdRequest) get() (reply, error) {
+	crd, err := r.s.getCRD(r.req.Context(), r.info.Name)
+	if err != nil {
+		if errors.Is(err, storage.ErrNotFound) {
+			return reply{}, apierrors.NewNotFound(crdGR, r.info.Name)
+		}
+		return reply{}, storageUnavailable(err)
+	}
+	return reply{code: http.StatusOK, obj: crd}, nil
+}
+
+func (r *crdRequest) list() (reply, error) {
+	all, rev, err := r.s.listCRDs(r.req.Context())
+	if err != nil {
+		return reply{}, storageUnavailable(err)
+	}
+	list := &apiextensionsv1.CustomResourceDefinitionList{}
+	list.APIVersion, list.Kind = crdGVK.GroupVersion().String(), "CustomResourceDefinitionList"
+	list.ResourceVersion = strconv.FormatInt(rev, 10)
+	list.Items = []apiextensionsv1.CustomResourceDefinition{}
+	for _, c := range all {
+		list.Items = append(list.Items, *c)
+	}
+	return reply{code: http.StatusOK, obj: list}, nil
+}
+
+func (r *crdRequest) create() (reply, error) {
+	ctx := r.req.Context()
+	body, err := readBody(r.req, r.s.cfg.MaxRequestBytes)
+	if err != nil {
+		return reply{}, err
+	}
+	opts := &metav1.CreateOptions{}
+	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(r.req.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
+		return reply{}, apierrors.NewBadRequest(err.Error())
+	}
+	if errs := metav1validation.ValidateCreateOptions(opts); len(errs) > 0 {
+		return reply{}, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "CreateOptions"}, "", errs)
+	}
+	crd, warns, err := crds.Decode(body, r.req.Header.Get("Content-Type"), opts.FieldValidation)
+	if err != nil {
+		return reply{}, err
+	}
+	for _, w := range warns {
+		r.rec.AddWarning("", w)
+	}
+	crd.ObjectMeta.CreationTimestamp = metav1.Time{}
+	crd.UID, crd.DeletionTimestamp, crd.DeletionGracePeriodSeconds, crd.SelfLink = "", nil, nil, ""
+	if crd.Namespace != "" {
+		crd.Namespace = ""
+	}
+	crd, err = trackManagedFields(crdFieldManagers.main, &apiextensionsv1.CustomResourceDefinition{}, crd, managerOrUserAgent(opts.FieldManager, r.req.UserAgent()))
+	if err != nil {
+		return reply{}, apierrors.NewInternalError(err)
+	}
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	out, err := r.s.createCRD(ctx, crd, len(opts.DryRun) > 0)
+	if err != nil {
+		return reply{}, err
+	}
+	if len(opts.DryRun) == 0 {
+		r.s.runControllers(ctx)
+	}
+	return reply{code: http.StatusCreated, obj: out}, nil
+}
+
+// createCRD is the registry's create for CRDs: system fields, strategy, write.
+func (s *Server) createCRD(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, dryRun bool) (*apiextensionsv1.CustomResourceDefinition, error) {
+	rest.FillObjectMetaSystemFields(crd)
+	crd.CreationTimestamp = metav1.NewTime(s.now())
+	if crd.GenerateName != "" && crd.Name == "" {
+		crd.Name = names.SimpleNameGenerator.GenerateName(crd.GenerateName)
+	}
+	warns, err := crds.BeforeCreate(ctxWithNamespace(ctx, ""), crd)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warns {
+		warning.AddWarning(ctx, "", w)
+	}
+	data, err := encodeCRD(crd)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	if dryRun {
+		return crd, nil
+	}
+	rev, err := s.cfg.Storage.Create(ctx, crdKey(crd.Name), data)
+	if err != nil {
+		if errors.Is(err, storage.ErrExists) {
+			return nil, apierrors.NewAlreadyExists(crdGR, crd.Name)
+		}
+		return nil, storageUnavailable(err)
+	}
+	return decodeCRD(storage.Object{Key: crdKey(crd.Name), Value: data, Revision: rev})
+}
+
+func encodeCRD(crd *apiextensionsv1.CustomResourceDefinition) ([]byte, error) {
+	c := crd.DeepCopy()
+	c.ResourceVersion = ""
+	c.APIVersion, c.Kind = crdGVK.GroupVersion().String(), crdGVK.Kind
+	return json.Marshal(c)
+}
+
+// runControllers does synchronously what kube-apiserver's CRD controllers do shortly after a CRD write:
+// accept names, establish, report schema problems, and finish deletions. Their status writes are recorded as
+// manager "kube-apiserver" on the status subresource.
+func (s *Server) runControllers(ctx context.Context) {
+	for round := 0; round < 4; round++ {
+		all, _, err := s.listCRDs(ctx)
+		if err != nil {
+			return
+		}
+		sort.SliceStable(all, func(i, j int) bool {
+			if !all[i].CreationTimestamp.Equal(&all[j].CreationTimestamp) {
+				return all[i].CreationTimestamp.Before(&all[j].CreationTimestamp)
+			}
+			return all[i].Name < all[j].Name
+		})
+		progress := false
+		for _, crd := range all {
+			if crd.DeletionTimestamp != nil {
+				if s.finishCRDDeletion(ctx, crd) {
+					progress = true
+				}
+			}
+		}
+		if progress {
+			continue
+		}
+		changed := crds.Reconcile(all, metav1.NewTime(s.now()))
+		for _, c := range changed {
+			var live *apiextensionsv1.CustomResourceDefinition
+			for _, a := range all {
+				if a.Name == c.Name {
+					live = a
+				}
+			}
+			if live == nil {
+				continue
+			}
+			next := live.DeepCopy()
+			next.Status = c.Status
+			next, err := trackManagedFields(crdFieldManagers.status, live, next, "kube-apiserver")
+			if err != nil {
+				continue
+			}
+			if err := crds.BeforeStatusUpdate(ctxWithNamespace(ctx, ""), next, live); err != nil {
+				continue
+			}
+			if _, err := s.writeCRD(ctx, next, live); err == nil {
+				progress = true
+			}
+		}
+		if !progress {
+			return
+		}
+	}
+}
+
+// writeCRD stores crd over live with optimistic concurrency.
+func (s *Server) writeCRD(ctx context.Context, crd, live *apiextensionsv1.CustomResourceDefinition) (*apiextensionsv1.CustomResourceDefinition, error) {
+	data, err := encodeCRD(crd)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	liveRev, _ := strconv.ParseInt(live.ResourceVersion, 10, 64)
+	rev, err := s.cfg.Storage.Update(ctx, crdKey(crd.Name), data, liveRev)
+	if err != nil {
+		switch {
+		case errors.Is(err, storage.ErrConflict):
+			return nil, apierrors.NewConflict(crdGR, crd.Name, fmt.Errorf(optimisticLockErrorMsg))
+		case errors.Is(err, storage.ErrNotFound):
+			return nil, apierrors.NewNotFound(crdGR, crd.Name)
+		}
+		return nil, storageUnavailable(err)
+	}
+	return decodeCRD(storage.Object{Key: crdKey(crd.Name), Value: data, Revision: rev})
+}
+
+// finishCRDDeletion is the finalizer controller: delete every instance, then release the CRD.
+func (s *Server) finishCRDDeletion(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) bool {
+	prefix := keyPrefix + "/" + crd.Spec.Group + "/" + crd.Spec.Names.Plural + "/"
+	if crd.Status.AcceptedNames.Plural != "" {
+		prefix = keyPrefix + "/" + crd.Spec.Group + "/" + crd.Status.AcceptedNames.Plural + "/"
+	}
+	if res, err := s.cfg.Storage.List(ctx, prefix, storage.ListOptions{}); err == nil {
+		for _, o := range res.Items {
+			s.cfg.Storage.Delete(ctx, o.Key, 0)
+		}
+	}
+	var keep []string
+	for _, f := range crd.Finalizers {
+		if f != cleanupFinalizer {
+			keep = append(keep, f)
+		}
+	}
+	if len(keep) > 0 {
+		return false
+	}
+	rev, _ := strconv.ParseInt(crd.ResourceVersion, 10, 64)
+	if _, err := s.cfg.Storage.Delete(ctx, crdKey(crd.Name), rev); err != nil {
+		return false
+	}
+	s.infos.Delete(crd.Name)
+	return true
+}
+
+// updateCRD is PUT (and the core of PATCH) for CRDs and their /status.
+func (r *crdRequest) updateWith(ctx context.Context, status bool, dryRun bool, manager string, mutate func(live *apiextensionsv1.CustomResourceDefinition) (*apiextensionsv1.CustomResourceDefinition, error)) (*apiextensionsv1.CustomResourceDefinition, error) {
+	live, err := r.s.getCRD(ctx, r.info.Name)
+	if err != nil {
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil, apierrors.NewNotFound(crdGR, r.info.Name)
+		}
+		return nil, storageUnavailable(err)
+	}
+	obj, err := mutate(live.DeepCopy())
+	if err != nil {
+		return nil, err
+	}
+	if obj.Name != r.info.Name {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", obj.Name, r.info.Name))
+	}
+	fm := crdFieldManagers.main
+	if status {
+		fm = crdFieldManagers.status
+	}
+	if obj, err = trackManagedFields(fm, live, obj, manager); err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	if obj.ResourceVersion == "" || obj.ResourceVersion == "0" {
+		return nil, apierrors.NewInvalid(schema.GroupKind{Group: crdGR.Group, Kind: crdGR.Resource}, obj.Name, fieldErrorList{fieldInvalid("metadata.resourceVersion", int64(0), "must be specified for an update")})
+	}
+	if obj.ResourceVersion != live.ResourceVersion {
+		return nil, apierrors.NewConflict(crdGR, obj.Name, fmt.Errorf(optimisticLockErrorMsg))
+	}
+	cctx := ctxWithNamespace(ctx, "")
+	if status {
+		err = crds.BeforeStatusUpdate(cctx, obj, live)
+	} else {
+		var warns []string
+		warns, err = crds.BeforeUpdate(cctx, obj, live)
+		for _, w := range warns {
+			warning.AddWarning(ctx, "", w)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if dryRun {
+		return obj, nil
+	}
+	if obj.DeletionTimestamp != nil && len(obj.Finalizers) == 0 {
+		rev, _ := strconv.ParseInt(live.ResourceVersion, 10, 64)
+		if _, err := r.s.cfg.Storage.Delete(ctx, crdKey(obj.Name), rev); err != nil {
+			return nil, storageUnavailable(err)
+		}
+		return obj, nil
+	}
+	return r.s.writeCRD(ctx, obj, live)
+}
+
+func (r *crdRequest) update() (reply, error) {
+	ctx := r.req.Context()
+	body, err := readBody(r.req, r.s.cfg.MaxRequestBytes)
+	if err != nil {
+		return reply{}, err
+	}
+	opts := &metav1.UpdateOptions{}
+	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(r.req.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
+		return reply{}, apierrors.NewBadRequest(err.Error())
+	}
+	if errs := metav1validation.ValidateUpdateOptions(opts); len(errs) > 0 {
+		return reply{}, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "UpdateOptions"}, "", errs)
+	}
+	crd, warns, err := crds.Decode(body, r.req.Header.Get("Content-Type"), opts.FieldValidation)
+	if err != nil {
+		return reply{}, err
+	}
+	for _, w := range warns {
+		r.rec.AddWarning("", w)
+	}
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	out, err := r.updateWith(ctx, r.info.Subresource == "status", len(opts.DryRun) > 0, managerOrUserAgent(opts.FieldManager, r.req.UserAgent()), func(*apiextensionsv1.CustomResourceDefinition) (*apiextensionsv1.CustomResourceDefinition, error) {
+		return crd, nil
+	})
+	if err != nil {
+		return reply{}, err
+	}
+	if len(opts.DryRun) == 0 {
+		r.s.runControllers(ctx)
+	}
+	return reply{code: http.StatusOK, obj: out}, nil
+}
+
+func (r *crdRequest) patch() (reply, error) {
+	ctx := r.req.Context()
+	ct, _, _ := mimeType(r.req.Header.Get("Content-Type"))
+	pt := types.PatchType(ct)
+	if pt != types.JSONPatchType && pt != types.MergePatchType {
+		return reply{}, negotiation.NewUnsupportedMediaTypeError([]string{string(types.JSONPatchType), string(types.MergePatchType), string(types.StrategicMergePatchType), string(types.ApplyYAMLPatchType)})
+	}
+	body, err := readBody(r.req, r.s.cfg.MaxRequestBytes)
+	if err != nil {
+		return reply{}, err
+	}
+	opts := &metav1.PatchOptions{}
+	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(r.req.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
+		return reply{}, apierrors.NewBadRequest(err.Error())
+	}
+	if body, err = validatePatchBytes(body, pt); err != nil {
+		return reply{}, err
+	}
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	out, err := r.updateWith(ctx, r.info.Subresource == "status", len(opts.DryRun) > 0, managerOrUserAgent(opts.FieldManager, r.req.UserAgent()), func(live *apiextensionsv1.CustomResourceDefinition) (*apiextensionsv1.CustomResourceDefinition, error) {
+		cur, err := json.Marshal(live)
+		if err != nil {
+			return nil, err
+		}
+		var patched []byte
+		if pt == types.JSONPatchType {
+			p, err := jsonpatch.DecodePatch(body)
+			if err != nil {
+				return nil, apierrors.NewBadRequest(err.Error())
+			}
+			if patched, err = p.Apply(cur); err != nil {
+				return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
+			}
+		} else if patched, err = jsonpatch.MergePatch(cur, body); err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		crd, warns, err := crds.Decode(patched, "application/json", opts.FieldValidation)
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range warns {
+			r.rec.AddWarning("", w)
+		}
+		return crd, nil
+	})
+	if err != nil {
+		return reply{}, err
+	}
+	if len(opts.DryRun) == 0 {
+		r.s.runControllers(ctx)
+	}
+	return reply{code: http.StatusOK, obj: out}, nil
+}
+
+func (r *crdRequest) delete() (reply, error) {
+	ctx := r.req.Context()
+	body, err := readBody(r.req, r.s.cfg.MaxRequestBytes)
+	if err != nil {
+		return reply{}, err
+	}
+	opts, err := deleteOptions(r.req, body)
+	if err != nil {
+		return reply{}, err
+	}
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	live, err := r.s.getCRD(ctx, r.info.Name)
+	if err != nil {
+		if errors.Is(err, storage.ErrNotFound) {
+			return reply{}, apierrors.NewNotFound(crdGR, r.info.Name)
+		}
+		return reply{}, storageUnavailable(err)
+	}
+	if p := opts.Preconditions; p != nil && p.UID != nil && *p.UID != live.UID {
+		return reply{}, apierrors.NewConflict(crdGR, live.Name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, live.UID))
+	}
+	next := live.DeepCopy()
+	prepareCRDForDelete(next, metav1.NewTime(r.s.now()))
+	if len(opts.DryRun) > 0 {
+		return reply{code: http.StatusOK, obj: next}, nil
+	}
+	out, err := r.s.writeCRD(ctx, next, live)
+	if err != nil {
+		return reply{}, err
+	}
+	r.s.runControllers(ctx)
+	return reply{code: http.StatusOK, obj: out}, nil
+}

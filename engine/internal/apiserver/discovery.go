@@ -1,0 +1,215 @@
+package apiserver
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"net/http"
+	"runtime"
+	"sort"
+	"strings"
+
+	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
+	"k8s.io/apiserver/pkg/endpoints/request"
+)
+
+// kubeVersion is what /version reports: the Kubernetes release whose behaviour the engine reproduces.
+var kubeVersion = version.Info{
+	Major: "1", Minor: "37", GitVersion: "v1.37.2", GitTreeState: "clean",
+	GoVersion: runtime.Version(), Compiler: runtime.Compiler, Platform: runtime.GOOS + "/" + runtime.GOARCH,
+}
+
+func (s *Server) serveNonResource(w http.ResponseWriter, req *http.Request, rec *warnings, info *request.RequestInfo) {
+	if info.Verb != "get" {
+		s.notFound(w, req, rec)
+		return
+	}
+	parts := splitPath(info.Path)
+	mt := negotiation.MediaTypeOptions{}
+	switch {
+	case len(parts) == 1 && parts[0] == "version":
+		s.write(w, req, rec, reply{code: http.StatusOK, raw: kubeVersion}, mt)
+	case len(parts) == 1 && parts[0] == "api":
+		s.write(w, req, rec, reply{code: http.StatusOK, raw: &metav1.APIVersions{TypeMeta: metav1.TypeMeta{Kind: "APIVersions"}, Versions: []string{}}}, mt)
+	case len(parts) == 1 && parts[0] == "apis":
+		groups, err := s.groupList(req)
+		if err != nil {
+			s.fail(w, req, rec, storageUnavailable(err))
+			return
+		}
+		s.write(w, req, rec, reply{code: http.StatusOK, raw: groups}, mt)
+	case len(parts) == 2 && parts[0] == "apis":
+		g, err := s.groupDiscovery(req, parts[1])
+		if err != nil {
+			s.fail(w, req, rec, storageUnavailable(err))
+			return
+		}
+		if g == nil {
+			s.notFound(w, req, rec)
+			return
+		}
+		s.write(w, req, rec, reply{code: http.StatusOK, raw: g}, mt)
+	case len(parts) == 3 && parts[0] == "apis":
+		l, err := s.versionDiscovery(req, parts[1], parts[2])
+		if err != nil {
+			s.fail(w, req, rec, storageUnavailable(err))
+			return
+		}
+		if l == nil {
+			s.notFound(w, req, rec)
+			return
+		}
+		s.write(w, req, rec, reply{code: http.StatusOK, raw: l}, mt)
+	default:
+		s.notFound(w, req, rec)
+	}
+}
+
+func splitPath(p string) []string {
+	p = strings.Trim(p, "/")
+	if p == "" {
+		return nil
+	}
+	return strings.Split(p, "/")
+}
+
+// storageVersionHash is the opaque hash clients use to notice storage version changes.
+func storageVersionHash(group, version, kind string) string {
+	sum := sha256.Sum256([]byte(group + "/" + version + "/" + kind))
+	return base64.StdEncoding.EncodeToString(sum[:8])
+}
+
+var apiextensionsGroup = metav1.APIGroup{
+	Name:             apiextensionsv1.GroupName,
+	Versions:         []metav1.GroupVersionForDiscovery{{GroupVersion: "apiextensions.k8s.io/v1", Version: "v1"}},
+	PreferredVersion: metav1.GroupVersionForDiscovery{GroupVersion: "apiextensions.k8s.io/v1", Version: "v1"},
+}
+
+// groupDiscovery answers /apis/<group>: the served versions of established CRDs, newest first.
+func (s *Server) groupDiscovery(req *http.Request, group string) (*metav1.APIGroup, error) {
+	if group == apiextensionsv1.GroupName {
+		g := apiextensionsGroup
+		g.TypeMeta = metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}
+		return &g, nil
+	}
+	all, _, err := s.listCRDs(req.Context())
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var versions []metav1.GroupVersionForDiscovery
+	for _, crd := range all {
+		if crd.Spec.Group != group || !apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established) {
+			continue
+		}
+		for _, v := range crd.Spec.Versions {
+			if v.Served && !seen[v.Name] {
+				seen[v.Name] = true
+				versions = append(versions, metav1.GroupVersionForDiscovery{GroupVersion: group + "/" + v.Name, Version: v.Name})
+			}
+		}
+	}
+	if len(versions) == 0 {
+		return nil, nil
+	}
+	sort.SliceStable(versions, func(i, j int) bool {
+		return compareKubeAware(versions[i].Version, versions[j].Version) > 0
+	})
+	return &metav1.APIGroup{TypeMeta: metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}, Name: group, Versions: versions, PreferredVersion: versions[0]}, nil
+}
+
+// groupList answers /apis, which a standalone apiextensions-apiserver leaves to the aggregator; kubectl needs it.
+func (s *Server) groupList(req *http.Request) (*metav1.APIGroupList, error) {
+	all, _, err := s.listCRDs(req.Context())
+	if err != nil {
+		return nil, err
+	}
+	list := &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}, Groups: []metav1.APIGroup{apiextensionsGroup}}
+	seen := map[string]bool{}
+	var groups []string
+	for _, crd := range all {
+		if !seen[crd.Spec.Group] {
+			seen[crd.Spec.Group] = true
+			groups = append(groups, crd.Spec.Group)
+		}
+	}
+	sort.Strings(groups)
+	for _, g := range groups {
+		if d, err := s.groupDiscovery(req, g); err != nil {
+			return nil, err
+		} else if d != nil {
+			d.TypeMeta = metav1.TypeMeta{}
+			list.Groups = append(list.Groups, *d)
+		}
+	}
+	return list, nil
+}
+
+var crdResources = []metav1.APIResource{
+	{Name: "customresourcedefinitions", SingularName: "customresourcedefinition", Kind: "CustomResourceDefinition",
+		Verbs:      metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"},
+		ShortNames: []string{"crd", "crds"}, Categories: []string{"api-extensions"}},
+	{Name: "customresourcedefinitions/status", Kind: "CustomResourceDefinition", Verbs: metav1.Verbs{"get", "patch", "update"}},
+}
+
+// versionDiscovery answers /apis/<group>/<version>.
+func (s *Server) versionDiscovery(req *http.Request, group, ver string) (*metav1.APIResourceList, error) {
+	list := &metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: group + "/" + ver}
+	if group == apiextensionsv1.GroupName {
+		if ver != "v1" {
+			return nil, nil
+		}
+		list.APIResources = crdResources
+		return list, nil
+	}
+	all, _, err := s.listCRDs(req.Context())
+	if err != nil {
+		return nil, err
+	}
+	found := false
+	for _, crd := range all {
+		if crd.Spec.Group != group || !apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established) {
+			continue
+		}
+		served, hash := false, ""
+		for _, v := range crd.Spec.Versions {
+			if v.Served && v.Name == ver {
+				served = true
+			}
+			if v.Served && v.Storage {
+				hash = storageVersionHash(group, v.Name, crd.Spec.Names.Kind)
+			}
+		}
+		if !served {
+			continue
+		}
+		found = true
+		verbs := metav1.Verbs{"delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"}
+		if apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Terminating) {
+			verbs = metav1.Verbs{"delete", "deletecollection", "get", "list", "watch"}
+		}
+		names := crd.Status.AcceptedNames
+		namespaced := crd.Spec.Scope == apiextensionsv1.NamespaceScoped
+		list.APIResources = append(list.APIResources, metav1.APIResource{
+			Name: names.Plural, SingularName: names.Singular, Namespaced: namespaced, Kind: names.Kind,
+			Verbs: verbs, ShortNames: names.ShortNames, Categories: names.Categories, StorageVersionHash: hash,
+		})
+		sub, err := apihelpers.GetSubresourcesForVersion(crd, ver)
+		if err != nil {
+			return nil, err
+		}
+		if sub != nil && sub.Status != nil {
+			list.APIResources = append(list.APIResources, metav1.APIResource{Name: names.Plural + "/status", Namespaced: namespaced, Kind: names.Kind, Verbs: metav1.Verbs{"get", "patch", "update"}})
+		}
+		if sub != nil && sub.Scale != nil {
+			list.APIResources = append(list.APIResources, metav1.APIResource{Group: "autoscaling", Version: "v1", Kind: "Scale", Name: names.Plural + "/scale", Namespaced: namespaced, Verbs: metav1.Verbs{"get", "patch", "update"}})
+		}
+	}
+	if !found {
+		return nil, nil
+	}
+	return list, nil
+}

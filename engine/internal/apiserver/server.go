@@ -1,0 +1,148 @@
+// Package apiserver is the engine's REST layer: it routes Kubernetes API requests for CustomResourceDefinitions
+// and custom resources, runs each through the same phases kube-apiserver does (decode, coerce, default, admit,
+// validate, convert, store) and answers with upstream's bodies and status codes.
+package apiserver
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
+	"k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/warning"
+
+	"crdplay/engine/storage"
+)
+
+// Config is what the engine's front door passes in.
+type Config struct {
+	Storage         storage.Interface
+	Webhook         WebhookFunc
+	Now             func() time.Time
+	MaxRequestBytes int64
+}
+
+// keyPrefix is where objects live in storage: the standalone apiextensions-apiserver's etcd prefix, so that
+// storage errors name the same keys as the recorded ones.
+const keyPrefix = "/registry/apiextensions.kubernetes.io"
+
+// Server serves the API.
+type Server struct {
+	cfg     Config
+	reqInfo *request.RequestInfoFactory
+
+	// mu serialises writes to CRDs, which run the naming and establishing "controllers" synchronously.
+	mu    sync.Mutex
+	infos sync.Map // CRD name -> *crdInfo, valid for the CRD's uid and resourceVersion
+}
+
+// New returns a Server.
+func New(cfg Config) (*Server, error) {
+	return &Server{
+		cfg: cfg,
+		reqInfo: &request.RequestInfoFactory{
+			APIPrefixes:          sets.NewString("api", "apis"),
+			GrouplessAPIPrefixes: sets.NewString("api"),
+		},
+	}, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	rec := &warnings{}
+	defer func() {
+		if p := recover(); p != nil {
+			// A panic is a bug of ours or of upstream's on strange input: the caller gets a 500 Status
+			// and the engine keeps serving.
+			err := apierrors.NewInternalError(fmt.Errorf("panic: %v\n%s", p, firstLines(string(debug.Stack()), 12)))
+			s.write(w, req, rec, reply{code: http.StatusInternalServerError, obj: errorToStatus(err)}, negotiation.MediaTypeOptions{})
+		}
+	}()
+	ctx := warning.WithWarningRecorder(req.Context(), rec)
+	req = req.WithContext(ctx)
+	if req.ContentLength > s.cfg.MaxRequestBytes {
+		s.fail(w, req, rec, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", s.cfg.MaxRequestBytes)))
+		return
+	}
+	req.Body = http.MaxBytesReader(nil, req.Body, s.cfg.MaxRequestBytes)
+
+	info, err := s.reqInfo.NewRequestInfo(req)
+	if err != nil {
+		s.fail(w, req, rec, apierrors.NewBadRequest(err.Error()))
+		return
+	}
+	ctx = request.WithRequestInfo(ctx, info)
+	req = req.WithContext(ctx)
+	if !info.IsResourceRequest {
+		s.serveNonResource(w, req, rec, info)
+		return
+	}
+	if info.APIGroup == apiextensionsv1.GroupName && info.Resource == "customresourcedefinitions" {
+		s.serveCRD(w, req, rec, info)
+		return
+	}
+	s.serveCustomResource(w, req, rec, info)
+}
+
+func firstLines(s string, n int) string {
+	lines := strings.SplitN(s, "\n", n+1)
+	if len(lines) > n {
+		lines = lines[:n]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// fail answers with the Status of err.
+func (s *Server) fail(w http.ResponseWriter, req *http.Request, rec *warnings, err error) {
+	st := errorToStatus(err)
+	s.write(w, req, rec, reply{code: int(st.Code), obj: st}, negotiation.MediaTypeOptions{})
+}
+
+// write sends a reply with the request's warnings, as JSON unless YAML was negotiated.
+func (s *Server) write(w http.ResponseWriter, req *http.Request, rec *warnings, r reply, mt negotiation.MediaTypeOptions) {
+	for _, h := range rec.headers() {
+		w.Header().Add("Warning", h)
+	}
+	var v interface{} = r.obj
+	if r.raw != nil {
+		v = r.raw
+	}
+	asYAML := mt.Accepted.MediaTypeSubType == "yaml"
+	body, err := encode(v, asYAML)
+	if err != nil {
+		st := errorToStatus(apierrors.NewInternalError(err))
+		body, _ = encode(st, false)
+		r.code, asYAML = int(st.Code), false
+	}
+	if asYAML {
+		w.Header().Set("Content-Type", "application/yaml")
+	} else {
+		w.Header().Set("Content-Type", "application/json")
+	}
+	w.Header().Set("Cache-Control", "no-cache, private")
+	w.WriteHeader(r.code)
+	w.Write(body)
+}
+
+// notFound is the answer for paths nothing serves, as kube-apiserver's NotFound handler gives it.
+func (s *Server) notFound(w http.ResponseWriter, req *http.Request, rec *warnings) {
+	for _, h := range rec.headers() {
+		w.Header().Add("Warning", h)
+	}
+	http.NotFound(w, req)
+}
+
+func (s *Server) now() time.Time { return s.cfg.Now() }
+
+// ctxWithNamespace prepares the context the upstream strategy helpers expect.
+func ctxWithNamespace(ctx context.Context, ns string) context.Context {
+	return request.WithNamespace(ctx, ns)
+}

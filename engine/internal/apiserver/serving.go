@@ -1,0 +1,251 @@
+package apiserver
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
+	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apiextensions-apiserver/pkg/registry/customresource/tableconvertor"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"crdplay/engine/internal/crstrategy"
+)
+
+// crdInfo is what the server builds once per CRD (by uid and resourceVersion) to serve its resources, as
+// kube-apiserver's getOrCreateServingInfoFor does.
+type crdInfo struct {
+	crd            *apiextensionsv1.CustomResourceDefinition
+	gk             schema.GroupKind
+	storageVersion string
+	structural     map[string]*structuralschema.Structural
+	safeConverter  runtime.ObjectConvertor
+	versions       map[string]*versionInfo
+	replicasPaths  managedfields.ResourcePathMappings
+}
+
+// versionInfo is the serving state of one version.
+type versionInfo struct {
+	name         string
+	kind         schema.GroupVersionKind
+	listKind     schema.GroupVersionKind
+	strategy     *crstrategy.Strategy
+	status       *crstrategy.StatusStrategy // nil without the status subresource
+	table        rest.TableConvertor        // nil when the columns are invalid: default printing
+	scaleTable   rest.TableConvertor
+	fieldManager *managedfields.FieldManager
+	statusFM     *managedfields.FieldManager
+	scaleFM      *managedfields.FieldManager
+	warnings     []string
+	subresources *apiextensionsv1.CustomResourceSubresources
+	requestCodec runtime.Codec // storage codec decoding into this version
+}
+
+var metadataDescriptions = metav1.ObjectMeta{}.SwaggerDoc()
+
+func newCRDInfo(crd *apiextensionsv1.CustomResourceDefinition, call WebhookFunc) (*crdInfo, error) {
+	storageVersion, err := apihelpers.GetCRDStorageVersion(crd)
+	if err != nil {
+		return nil, err
+	}
+	info := &crdInfo{
+		crd:            crd,
+		gk:             schema.GroupKind{Group: crd.Spec.Group, Kind: crd.Status.AcceptedNames.Kind},
+		storageVersion: storageVersion,
+		structural:     map[string]*structuralschema.Structural{},
+		versions:       map[string]*versionInfo{},
+	}
+	internalSchemas := map[string]*apiextensionsinternal.CustomResourceValidation{}
+	for _, v := range crd.Spec.Versions {
+		val, err := apihelpers.GetSchemaForVersion(crd, v.Name)
+		if err != nil || val == nil {
+			if err != nil {
+				return nil, fmt.Errorf("the server could not properly serve the CR schema")
+			}
+			continue
+		}
+		internal := &apiextensionsinternal.CustomResourceValidation{}
+		if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(val, internal, nil); err != nil {
+			return nil, fmt.Errorf("failed converting CRD validation to internal version: %v", err)
+		}
+		internalSchemas[v.Name] = internal
+		s, err := structuralschema.NewStructural(internal.OpenAPIV3Schema)
+		if !crd.Spec.PreserveUnknownFields && err != nil {
+			return nil, fmt.Errorf("the server could not properly serve the CR schema")
+		}
+		if !crd.Spec.PreserveUnknownFields {
+			s = s.DeepCopy()
+			if err := structuraldefaulting.PruneDefaults(s); err != nil {
+				return nil, fmt.Errorf("the server could not properly serve the CR schema")
+			}
+		}
+		info.structural[v.Name] = s
+	}
+
+	safe, _, err := newConverter(crd, call)
+	if err != nil {
+		return nil, err
+	}
+	info.safeConverter = safe
+	typeConverter, err := typeConverterFor(crd)
+	if err != nil {
+		return nil, err
+	}
+
+	replicasPaths := managedfields.ResourcePathMappings{}
+	statusReset := map[fieldpath.APIVersion]*fieldpath.Set{}
+	for _, v := range crd.Spec.Versions {
+		gv := schema.GroupVersion{Group: crd.Spec.Group, Version: v.Name}.String()
+		sub, err := apihelpers.GetSubresourcesForVersion(crd, v.Name)
+		if err != nil {
+			return nil, fmt.Errorf("the server could not properly serve the CR subresources")
+		}
+		if sub == nil || sub.Scale == nil {
+			replicasPaths[gv] = nil
+		} else {
+			path := fieldpath.Path{}
+			for _, el := range strings.Split(strings.TrimPrefix(sub.Scale.SpecReplicasPath, "."), ".") {
+				el := el
+				path = append(path, fieldpath.PathElement{FieldName: &el})
+			}
+			replicasPaths[gv] = path
+		}
+		if sub != nil && sub.Status != nil {
+			statusReset[fieldpath.APIVersion(gv)] = fieldpath.NewSet(fieldpath.MakePathOrDie("metadata"), fieldpath.MakePathOrDie("spec"))
+		}
+	}
+
+	for _, v := range crd.Spec.Versions {
+		if !v.Storage && !v.Served {
+			continue
+		}
+		gv := schema.GroupVersion{Group: crd.Spec.Group, Version: v.Name}
+		vi := &versionInfo{
+			name:     v.Name,
+			kind:     gv.WithKind(crd.Status.AcceptedNames.Kind),
+			listKind: gv.WithKind(crd.Status.AcceptedNames.ListKind),
+		}
+		var props *apiextensionsinternal.JSONSchemaProps
+		if internal := internalSchemas[v.Name]; internal != nil {
+			props = internal.OpenAPIV3Schema
+		}
+		validator, _, err := apiservervalidation.NewSchemaValidator(props)
+		if err != nil {
+			return nil, err
+		}
+		sub, _ := apihelpers.GetSubresourcesForVersion(crd, v.Name)
+		vi.subresources = sub
+		var statusSpec *apiextensionsinternal.CustomResourceSubresourceStatus
+		var statusValidator apiservervalidation.SchemaValidator
+		if sub != nil && sub.Status != nil {
+			statusSpec = &apiextensionsinternal.CustomResourceSubresourceStatus{}
+			if props != nil && props.Properties != nil {
+				if statusSchema, ok := props.Properties["status"]; ok {
+					if statusValidator, _, err = apiservervalidation.NewSchemaValidator(&statusSchema); err != nil {
+						return nil, err
+					}
+				}
+			}
+		}
+		var scaleSpec *apiextensionsinternal.CustomResourceSubresourceScale
+		if sub != nil && sub.Scale != nil {
+			scaleSpec = &apiextensionsinternal.CustomResourceSubresourceScale{}
+			if err := apiextensionsv1.Convert_v1_CustomResourceSubresourceScale_To_apiextensions_CustomResourceSubresourceScale(sub.Scale, scaleSpec, nil); err != nil {
+				return nil, err
+			}
+		}
+		vi.strategy = crstrategy.New(unstructuredTyper{}, crd.Spec.Scope == apiextensionsv1.NamespaceScoped, vi.kind, validator, statusValidator, info.structural[v.Name], statusSpec, scaleSpec, v.SelectableFields)
+		if statusSpec != nil {
+			vi.status = &crstrategy.StatusStrategy{Strategy: vi.strategy}
+		}
+
+		// An invalid column definition makes kube-apiserver fall back to default printing (nil table here).
+		if t, err := tableconvertor.New(columnsFor(v)); err == nil {
+			vi.table = t
+		}
+		vi.scaleTable, _ = tableconvertor.New(scaleColumnsFor(v))
+
+		conv := info.safeConverter
+		def := defaulter{info.structural, info.gk}
+		newFM := func(sub string, reset map[fieldpath.APIVersion]*fieldpath.Set) (*managedfields.FieldManager, error) {
+			return managedfields.NewDefaultCRDFieldManager(typeConverter, conv, def, unstructuredCreator{}, vi.kind, gv, sub, fieldpath.NewExcludeFilterSetMap(reset))
+		}
+		if vi.fieldManager, err = newFM("", vi.strategy.ResetFields()); err != nil {
+			return nil, err
+		}
+		if vi.status != nil {
+			if vi.statusFM, err = newFM("status", statusReset); err != nil {
+				return nil, err
+			}
+		}
+		if scaleSpec != nil {
+			if vi.scaleFM, err = newFM("scale", nil); err != nil {
+				return nil, err
+			}
+		}
+		if v.Deprecated {
+			if v.DeprecationWarning != nil {
+				vi.warnings = append(vi.warnings, *v.DeprecationWarning)
+			} else {
+				vi.warnings = append(vi.warnings, defaultDeprecationWarning(v.Name, crd.Spec))
+			}
+		}
+		vi.requestCodec = info.storageCodec(gv)
+		info.versions[v.Name] = vi
+	}
+	info.replicasPaths = replicasPaths
+	return info, nil
+}
+
+func columnsFor(v apiextensionsv1.CustomResourceDefinitionVersion) []apiextensionsv1.CustomResourceColumnDefinition {
+	if len(v.AdditionalPrinterColumns) > 0 {
+		return v.AdditionalPrinterColumns
+	}
+	return []apiextensionsv1.CustomResourceColumnDefinition{ageColumn()}
+}
+
+func ageColumn() apiextensionsv1.CustomResourceColumnDefinition {
+	return apiextensionsv1.CustomResourceColumnDefinition{Name: "Age", Type: "date", Description: metadataDescriptions["creationTimestamp"], JSONPath: ".metadata.creationTimestamp"}
+}
+
+func scaleColumnsFor(v apiextensionsv1.CustomResourceDefinitionVersion) []apiextensionsv1.CustomResourceColumnDefinition {
+	var cols []apiextensionsv1.CustomResourceColumnDefinition
+	if v.Subresources != nil && v.Subresources.Scale != nil {
+		if v.Subresources.Scale.SpecReplicasPath != "" {
+			cols = append(cols, apiextensionsv1.CustomResourceColumnDefinition{Name: "Desired", Type: "integer", Description: "Number of desired replicas", JSONPath: ".spec.replicas"})
+		}
+		if v.Subresources.Scale.StatusReplicasPath != "" {
+			cols = append(cols, apiextensionsv1.CustomResourceColumnDefinition{Name: "Available", Type: "integer", Description: "Number of actual replicas", JSONPath: ".status.replicas"})
+		}
+	}
+	return append(cols, ageColumn())
+}
+
+// defaultDeprecationWarning names the newest served, non-deprecated version newer than the deprecated one.
+func defaultDeprecationWarning(deprecated string, spec apiextensionsv1.CustomResourceDefinitionSpec) string {
+	msg := fmt.Sprintf("%s/%s %s is deprecated", spec.Group, deprecated, spec.Names.Kind)
+	var newer []string
+	for _, v := range spec.Versions {
+		if v.Served && !v.Deprecated && version.CompareKubeAwareVersionStrings(deprecated, v.Name) < 0 {
+			newer = append(newer, v.Name)
+		}
+	}
+	if len(newer) == 0 {
+		return msg
+	}
+	sort.Slice(newer, func(i, j int) bool { return version.CompareKubeAwareVersionStrings(newer[i], newer[j]) > 0 })
+	return msg + fmt.Sprintf("; use %s/%s %s", spec.Group, newer[0], spec.Names.Kind)
+}
+
+func compareKubeAware(a, b string) int { return version.CompareKubeAwareVersionStrings(a, b) }
