@@ -329,10 +329,12 @@ func (r *crRequest) listMatching(ctx context.Context, opts *metainternalversion.
 	}
 	pred := apistorage.SelectionPredicate{Label: label, Field: field, GetAttrs: r.vi.strategy.Attrs}
 	var out []*unstructured.Unstructured
+	var corruptErrs []error
 	for _, o := range res.Items {
 		u, err := r.decodeStored(o)
 		if err != nil {
-			return nil, 0, listCorrupt(r.gr(), o.Key, res.Revision, err)
+			corruptErrs = append(corruptErrs, apistorage.NewCorruptObjError(o.Key, fmt.Errorf("object not decodable revision=%d: %w", res.Revision, err)))
+			continue
 		}
 		ok, err := pred.Matches(u)
 		if err != nil {
@@ -342,21 +344,37 @@ func (r *crRequest) listMatching(ctx context.Context, opts *metainternalversion.
 			out = append(out, u)
 		}
 	}
+	if len(corruptErrs) > 0 {
+		return nil, 0, listCorrupt(r.gr(), corruptErrs)
+	}
 	return out, res.Revision, nil
 }
 
-// listCorrupt is the error a list gets when one of its objects cannot be decoded.
-func listCorrupt(gr schema.GroupResource, key string, rev int64, err error) error {
-	se := apistorage.NewCorruptObjError(key, fmt.Errorf("object not decodable revision=%d: %w", rev, err))
+// listCorrupt is the error a list gets when some of its objects cannot be decoded: one cause per object (at
+// most 100), the first error in the message, as etcd3's store aggregates them.
+func listCorrupt(gr schema.GroupResource, errs []error) error {
+	const maxCauses = 100
+	var causes []metav1.StatusCause
+	for i, err := range errs {
+		if i == maxCauses {
+			causes = append(causes, metav1.StatusCause{Type: metav1.CauseTypeTooMany, Message: "too many errors, the list is truncated"})
+			break
+		}
+		var se *apistorage.StorageError
+		if errors.As(err, &se) {
+			causes = append(causes, metav1.StatusCause{Type: metav1.CauseTypeUnexpectedServerResponse, Field: se.Key, Message: err.Error()})
+		}
+	}
+	msg := fmt.Sprintf("failed to read one or more %s from the storage: %v", gr.String(), errs[0])
+	if len(errs) > 1 {
+		msg = fmt.Sprintf("%s (and %d more)", msg, len(errs)-1)
+	}
 	return &apierrors.StatusError{ErrStatus: metav1.Status{
 		Status:  metav1.StatusFailure,
 		Code:    http.StatusInternalServerError,
-		Reason:  metav1.StatusReasonInternalError,
-		Message: fmt.Sprintf("Internal error occurred: %v", se),
-		Details: &metav1.StatusDetails{
-			Group: gr.Group, Kind: gr.Resource,
-			Causes: []metav1.StatusCause{{Type: metav1.CauseTypeUnexpectedServerResponse, Message: se.Error(), Field: key}},
-		},
+		Reason:  metav1.StatusReasonStoreReadError,
+		Message: msg,
+		Details: &metav1.StatusDetails{Group: gr.Group, Kind: gr.Resource, Name: "list", Causes: causes},
 	}}
 }
 
@@ -450,7 +468,8 @@ func (r *crRequest) store(ctx context.Context, obj *unstructured.Unstructured, d
 		}
 		data, err := r.encodeForStorage(o)
 		if err != nil {
-			return nil, apierrors.NewInternalError(err)
+			// kube-apiserver passes encoding (conversion) errors through unwrapped: a 500 without a reason.
+			return nil, err
 		}
 		if dryRun {
 			return r.storedResult(data, 0)
