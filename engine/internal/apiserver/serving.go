@@ -178,19 +178,21 @@ func newCRDInfo(crd *apiextensionsv1.CustomResourceDefinition, call WebhookFunc)
 
 		conv := info.safeConverter
 		def := defaulter{info.structural, info.gk}
-		newFM := func(sub string, reset map[fieldpath.APIVersion]*fieldpath.Set) (*managedfields.FieldManager, error) {
-			return managedfields.NewDefaultCRDFieldManager(typeConverter, conv, def, unstructuredCreator{}, vi.kind, gv, sub, fieldpath.NewExcludeFilterSetMap(reset))
+		newFM := func(kind schema.GroupVersionKind, sub string, reset map[fieldpath.APIVersion]*fieldpath.Set) (*managedfields.FieldManager, error) {
+			return managedfields.NewDefaultCRDFieldManager(typeConverter, conv, def, unstructuredCreator{}, kind, gv, sub, fieldpath.NewExcludeFilterSetMap(reset))
 		}
-		if vi.fieldManager, err = newFM("", vi.strategy.ResetFields()); err != nil {
+		if vi.fieldManager, err = newFM(vi.kind, "", vi.strategy.ResetFields()); err != nil {
 			return nil, err
 		}
 		if vi.status != nil {
-			if vi.statusFM, err = newFM("status", statusReset); err != nil {
+			if vi.statusFM, err = newFM(vi.kind, "status", statusReset); err != nil {
 				return nil, err
 			}
 		}
 		if scaleSpec != nil {
-			if vi.scaleFM, err = newFM("scale", nil); err != nil {
+			// The /scale field manager tracks autoscaling/v1 Scale objects; the scale handler maps its entries
+			// onto the custom resource's replicas path.
+			if vi.scaleFM, err = newFM(scaleGVK, "scale", nil); err != nil {
 				return nil, err
 			}
 		}
