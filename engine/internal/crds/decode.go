@@ -18,10 +18,13 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
 )
 
-// upstreamSchemeName is what kube-apiserver's apiextensions scheme calls itself in "no kind is
-// registered" errors: runtime.NewScheme names a scheme after the file and line that created it, and
-// upstream creates it in pkg/apiserver/apiserver.go. Ours would carry our own path instead.
-const upstreamSchemeName = "k8s.io/apiextensions-apiserver/pkg/apiserver/apiserver.go:56"
+// upstreamSchemeName is what the apiextensions scheme calls itself in "no kind is registered" errors.
+// runtime.NewScheme names a scheme after the first caller outside apimachinery's runtime package, but it
+// recognises that package by an import path the module cache spells with "@v0.37.2", so in a server built
+// from modules (the oracle) the name is scheme.go's own line. A kube-apiserver built from the
+// kubernetes repository would say "k8s.io/apiextensions-apiserver/pkg/apiserver/apiserver.go:56"; the
+// recordings are the reference. Ours depends on the build's file paths, so it is replaced.
+const upstreamSchemeName = "pkg/runtime/scheme.go:111"
 
 var (
 	// scheme mirrors the apiextensions-apiserver scheme: the apiextensions group in all its versions,
@@ -56,10 +59,11 @@ func Scheme() *runtime.Scheme { return scheme }
 // drops them silently. Any other directive yields the 422 upstream gives for CreateOptions; handlers of
 // PUT should validate their UpdateOptions before calling Decode, as upstream does.
 //
-// Every error is an *apierrors.StatusError carrying upstream's message. The object is returned as it
-// would be stored: decoded in its own version, defaulted, converted to the internal version and back, so
-// JSON values inside schemas (default, enum, example) are normalised the way kube-apiserver normalises
-// them. The caller still owns system metadata (rest.WipeObjectMetaSystemFields and friends).
+// Every error is an *apierrors.StatusError carrying upstream's message. The object comes back defaulted
+// but otherwise as sent: JSON values inside schemas (default, enum, example) keep their spelling, because
+// upstream's generation bump sees it (a default of 1.0 replacing 1 is a spec change). Canonicalize, which
+// BeforeCreate and BeforeUpdate call last, rewrites them the way storing the object does. The caller
+// still owns system metadata (rest.WipeObjectMetaSystemFields and friends).
 func Decode(body []byte, contentType string, directive string) (*apiextensionsv1.CustomResourceDefinition, []string, error) {
 	if errs := metav1validation.ValidateFieldValidation(field.NewPath("fieldValidation"), directive); len(errs) > 0 {
 		return nil, nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "CreateOptions"}, "", errs)
@@ -77,38 +81,56 @@ func Decode(body []byte, contentType string, directive string) (*apiextensionsv1
 		decoder = info.StrictSerializer
 	}
 
-	// Upstream decodes into the internal version and lets the versioning codec default the object in
-	// the version it was sent in; doing the same keeps v1beta1 bodies and odd kinds failing the same way.
-	into := &apiextensions.CustomResourceDefinition{}
-	wantGVK := apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition")
-	obj, gvk, err := codecs.DecoderToVersion(decoder, apiextensions.SchemeGroupVersion).Decode(body, &wantGVK, into)
-
-	var warnings []string
-	if err != nil {
-		strictErr, isStrict := runtime.AsStrictDecodingError(err)
-		if isStrict && obj != nil && directive == metav1.FieldValidationWarn {
-			for _, e := range strictErr.Errors() {
-				warnings = append(warnings, splitYAMLErrors(e.Error())...)
-			}
-		} else {
-			return nil, nil, decodeError(err, gvk, body)
+	obj, gvk, err := decodeInto(decoder, body, &apiextensionsv1.CustomResourceDefinition{})
+	if err != nil && !warnOnly(err, obj, directive) {
+		// Upstream decodes into the internal version. That differs only where conversion to v1 fails:
+		// a v1beta1 body (which upstream converts, then rejects for its version) and other kinds of
+		// the scheme (whose conversion error names the internal type). Redo those the upstream way.
+		obj, gvk, err = decodeInto(decoder, body, &apiextensions.CustomResourceDefinition{})
+		if err != nil && !warnOnly(err, obj, directive) {
+			return nil, nil, transformDecodeError(err, gvk, body)
 		}
 	}
 
+	var warnings []string
+	if strictErr, ok := runtime.AsStrictDecodingError(err); ok {
+		for _, e := range strictErr.Errors() {
+			warnings = append(warnings, splitYAMLErrors(e.Error())...)
+		}
+	}
 	if gv := gvk.GroupVersion(); gv != apiextensionsv1.SchemeGroupVersion {
 		return nil, warnings, apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%v)", gv.String(), apiextensionsv1.SchemeGroupVersion.String()))
 	}
-
-	out := &apiextensionsv1.CustomResourceDefinition{}
-	if err := scheme.Convert(obj, out, nil); err != nil {
-		return nil, warnings, apierrors.NewInternalError(err)
+	crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition)
+	if !ok {
+		return nil, warnings, apierrors.NewInternalError(fmt.Errorf("decoded %T instead of a v1 CustomResourceDefinition", obj))
 	}
-	out.APIVersion, out.Kind = wantGVK.ToAPIVersionAndKind()
-	return out, warnings, nil
+	crd.APIVersion, crd.Kind = crdGVK.ToAPIVersionAndKind()
+	return crd, warnings, nil
 }
 
-// decodeError words a failed decode as the create/update handlers do (transformDecodeError).
-func decodeError(err error, gvk *schema.GroupVersionKind, body []byte) error {
+var crdGVK = apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition")
+
+// decodeInto decodes body as the handlers do: kind and version default to the endpoint's, the object is
+// defaulted in the version it was sent in, then converted into into's version.
+func decodeInto(decoder runtime.Decoder, body []byte, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
+	gvk := crdGVK
+	target := apiextensionsv1.SchemeGroupVersion
+	if _, internal := into.(*apiextensions.CustomResourceDefinition); internal {
+		target = apiextensions.SchemeGroupVersion
+	}
+	return codecs.DecoderToVersion(decoder, target).Decode(body, &gvk, into)
+}
+
+// warnOnly reports a decode that succeeded apart from unknown or duplicate fields the directive only
+// warns about.
+func warnOnly(err error, obj runtime.Object, directive string) bool {
+	_, strict := runtime.AsStrictDecodingError(err)
+	return strict && obj != nil && directive == metav1.FieldValidationWarn
+}
+
+// transformDecodeError words a failed decode as the create and update handlers do.
+func transformDecodeError(err error, gvk *schema.GroupVersionKind, body []byte) error {
 	msg := strings.ReplaceAll(err.Error(), scheme.Name(), upstreamSchemeName)
 	if gvk != nil && len(gvk.Kind) > 0 {
 		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a CustomResourceDefinition: %s", gvk.Kind, gvk.Version, msg))

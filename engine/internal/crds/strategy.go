@@ -117,8 +117,9 @@ func PrepareForStatusUpdate(newCRD, oldCRD *apiextensionsv1.CustomResourceDefini
 	newCRD.Spec = *oldCRD.Spec.DeepCopy()
 }
 
-// ValidateStatusUpdate runs upstream's /status validation: ObjectMeta update rules, the status itself,
-// and storedVersions against the versions.
+// ValidateStatusUpdate runs upstream's /status validation: the ObjectMeta update rules and
+// status.acceptedNames. Nothing ties storedVersions to the versions there, so a /status write may drop the
+// storage version from it (the next spec update puts it back).
 func ValidateStatusUpdate(ctx context.Context, newCRD, oldCRD *apiextensionsv1.CustomResourceDefinition) field.ErrorList {
 	in, old, err := toInternalPair(newCRD, oldCRD)
 	if err != nil {
@@ -127,8 +128,26 @@ func ValidateStatusUpdate(ctx context.Context, newCRD, oldCRD *apiextensionsv1.C
 	return validation.ValidateUpdateCustomResourceDefinitionStatus(ctx, in, old)
 }
 
+// Canonicalize rewrites crd into the form kube-apiserver stores and returns: upstream keeps CRDs in the
+// internal version and encodes them to v1 for etcd, so JSON values inside schemas (default, enum,
+// example) are re-marshalled (1.0 becomes 1, object keys sorted, null defaults dropped). Upstream's own
+// Canonicalize does nothing; this does the storage round trip's part, after validation and the
+// generation check have seen the request as sent.
+func Canonicalize(crd *apiextensionsv1.CustomResourceDefinition) {
+	in, err := toInternal(crd)
+	if err != nil {
+		return // only unparseable JSON fails, and decoding already rejected that
+	}
+	out := &apiextensionsv1.CustomResourceDefinition{}
+	if err := apiextensionsv1.Convert_apiextensions_CustomResourceDefinition_To_v1_CustomResourceDefinition(in, out, nil); err != nil {
+		return
+	}
+	out.TypeMeta = crd.TypeMeta
+	*crd = *out
+}
+
 // BeforeCreate is rest.BeforeCreate with the CRD strategy: namespace check, PrepareForCreate, Validate
-// and then ObjectMeta validation, warnings. The caller must have set the system fields first
+// and then ObjectMeta validation, warnings, Canonicalize. The caller must have set the system fields first
 // (rest.FillObjectMetaSystemFields, and a name when only generateName was given), as
 // registry.Store.Create does. Errors are 422 Invalid (or 400/500) *apierrors.StatusError values.
 func BeforeCreate(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) ([]string, error) {
@@ -139,7 +158,7 @@ func BeforeCreate(ctx context.Context, crd *apiextensionsv1.CustomResourceDefini
 
 // BeforeUpdate is rest.BeforeUpdate with the CRD strategy, for PUT and PATCH of a CRD: it keeps uid,
 // creationTimestamp and deletion fields from old, runs PrepareForUpdate, the ObjectMeta update rules and
-// ValidateUpdate, and returns WarningsOnUpdate.
+// ValidateUpdate, returns WarningsOnUpdate and finally canonicalizes newCRD.
 func BeforeUpdate(ctx context.Context, newCRD, oldCRD *apiextensionsv1.CustomResourceDefinition) ([]string, error) {
 	ctx, rec := withWarnings(ctx)
 	err := rest.BeforeUpdate(Strategy{}, ctx, newCRD, oldCRD)
@@ -192,8 +211,8 @@ func (Strategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string
 	return WarningsOnCreate(asCRD(obj))
 }
 
-// Canonicalize does nothing, as upstream.
-func (Strategy) Canonicalize(runtime.Object) {}
+// Canonicalize calls Canonicalize.
+func (Strategy) Canonicalize(obj runtime.Object) { Canonicalize(asCRD(obj)) }
 
 // AllowCreateOnUpdate is false: a CRD is created by POST only.
 func (Strategy) AllowCreateOnUpdate(context.Context) bool { return false }
@@ -233,8 +252,8 @@ func (StatusStrategy) AllowCreateOnUpdate(context.Context) bool { return false }
 // AllowUnconditionalUpdate is false.
 func (StatusStrategy) AllowUnconditionalUpdate(context.Context) bool { return false }
 
-// Canonicalize does nothing, as upstream.
-func (StatusStrategy) Canonicalize(runtime.Object) {}
+// Canonicalize calls Canonicalize.
+func (StatusStrategy) Canonicalize(obj runtime.Object) { Canonicalize(asCRD(obj)) }
 
 // PrepareForUpdate calls PrepareForStatusUpdate.
 func (StatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
