@@ -25,7 +25,6 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/storage/names"
 	"k8s.io/apiserver/pkg/warning"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"crdplay/engine/internal/crds"
 	"crdplay/engine/storage"
@@ -96,20 +95,9 @@ var crdFieldManagers = struct {
 }{}
 
 func init() {
-	tc, err := crdTypeConverter()
-	if err != nil {
-		crdFieldManagers.err = err
-		return
-	}
-	v1 := fieldpath.APIVersion(crdGVK.GroupVersion().String())
-	newFM := func(sub string, reset *fieldpath.Set) (*managedfields.FieldManager, error) {
-		return managedfields.NewDefaultFieldManager(tc, unstructuredNop{}, nopDefaulter{}, unstructuredCreator{}, crdGVK, crdGVK.GroupVersion(), sub,
-			fieldpath.NewExcludeFilterSetMap(map[fieldpath.APIVersion]*fieldpath.Set{v1: reset}))
-	}
-	// As the CRD strategies' reset fields: the main endpoint does not own status, /status owns nothing else.
-	crdFieldManagers.main, crdFieldManagers.err = newFM("", fieldpath.NewSet(fieldpath.MakePathOrDie("status")))
+	crdFieldManagers.main, crdFieldManagers.err = crds.NewFieldManager("")
 	if crdFieldManagers.err == nil {
-		crdFieldManagers.status, crdFieldManagers.err = newFM("status", fieldpath.NewSet(fieldpath.MakePathOrDie("metadata"), fieldpath.MakePathOrDie("spec")))
+		crdFieldManagers.status, crdFieldManagers.err = crds.NewFieldManager("status")
 	}
 }
 
@@ -159,15 +147,11 @@ func trackManagedFields(fm *managedfields.FieldManager, live, obj *apiextensions
 	if crdFieldManagers.err != nil {
 		return nil, crdFieldManagers.err
 	}
-	lu, err := toUnstructured(live)
-	if err != nil {
-		return nil, err
+	out, ok := fm.UpdateNoErrors(live, obj, manager).(*apiextensionsv1.CustomResourceDefinition)
+	if !ok {
+		return nil, fmt.Errorf("field manager returned an unexpected object")
 	}
-	nu, err := toUnstructured(obj)
-	if err != nil {
-		return nil, err
-	}
-	return fromUnstructured(fm.UpdateNoErrors(lu, nu, manager))
+	return out, nil
 }
 
 // crdRequest is one request for customresourcedefinitions.
@@ -370,14 +354,7 @@ func (s *Server) runControllers(ctx context.Context) {
 			}
 			next := live.DeepCopy()
 			next.Status = c.Status
-			next, err := trackManagedFields(crdFieldManagers.status, live, next, "kube-apiserver")
-			if err != nil {
-				continue
-			}
-			if err := crds.BeforeStatusUpdate(ctxWithNamespace(ctx, ""), next, live); err != nil {
-				continue
-			}
-			if _, err := s.writeCRD(ctx, next, live); err == nil {
+			if _, err := s.writeCRDStatus(ctx, next, live); err == nil {
 				progress = true
 			}
 		}
@@ -407,32 +384,62 @@ func (s *Server) writeCRD(ctx context.Context, crd, live *apiextensionsv1.Custom
 	return decodeCRD(storage.Object{Key: crdKey(crd.Name), Value: data, Revision: rev})
 }
 
-// finishCRDDeletion is the finalizer controller: delete every instance, then release the CRD.
+// finishCRDDeletion is the finalizer controller: mark the deletion in progress, delete every instance, record
+// the outcome and release the CRD, which the store then deletes.
 func (s *Server) finishCRDDeletion(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) bool {
-	prefix := keyPrefix + "/" + crd.Spec.Group + "/" + crd.Spec.Names.Plural + "/"
-	if crd.Status.AcceptedNames.Plural != "" {
-		prefix = keyPrefix + "/" + crd.Spec.Group + "/" + crd.Status.AcceptedNames.Plural + "/"
-	}
-	if res, err := s.cfg.Storage.List(ctx, prefix, storage.ListOptions{}); err == nil {
-		for _, o := range res.Items {
-			s.cfg.Storage.Delete(ctx, o.Key, 0)
-		}
-	}
-	var keep []string
-	for _, f := range crd.Finalizers {
-		if f != cleanupFinalizer {
-			keep = append(keep, f)
-		}
-	}
-	if len(keep) > 0 {
+	now := metav1.NewTime(s.now())
+	next := crd.DeepCopy()
+	pending, deleteInstances := crds.BeginFinalize(next, now)
+	if !pending {
 		return false
 	}
-	rev, _ := strconv.ParseInt(crd.ResourceVersion, 10, 64)
-	if _, err := s.cfg.Storage.Delete(ctx, crdKey(crd.Name), rev); err != nil {
+	live, err := s.writeCRDStatus(ctx, next, crd)
+	if err != nil {
+		return false
+	}
+	var deleteErr error
+	if deleteInstances {
+		prefix := keyPrefix + "/" + crd.Spec.Group + "/" + crd.Status.AcceptedNames.Plural + "/"
+		res, err := s.cfg.Storage.List(ctx, prefix, storage.ListOptions{})
+		if err != nil {
+			deleteErr = err
+		}
+		for _, o := range res.Items {
+			if _, err := s.cfg.Storage.Delete(ctx, o.Key, 0); err != nil && !errors.Is(err, storage.ErrNotFound) {
+				deleteErr = err
+			}
+		}
+	}
+	next = live.DeepCopy()
+	if !crds.FinishFinalize(next, metav1.NewTime(s.now()), deleteErr) {
+		s.writeCRDStatus(ctx, next, live)
+		return false
+	}
+	if _, err := s.writeCRDStatus(ctx, next, live); err != nil {
 		return false
 	}
 	s.infos.Delete(crd.Name)
 	return true
+}
+
+// writeCRDStatus is a controller's write through /status as manager "kube-apiserver"; with the last
+// finalizer gone from a CRD being deleted, the store deletes it instead.
+func (s *Server) writeCRDStatus(ctx context.Context, next, live *apiextensionsv1.CustomResourceDefinition) (*apiextensionsv1.CustomResourceDefinition, error) {
+	next, err := trackManagedFields(crdFieldManagers.status, live, next, "kube-apiserver")
+	if err != nil {
+		return nil, err
+	}
+	if err := crds.BeforeStatusUpdate(ctxWithNamespace(ctx, ""), next, live); err != nil {
+		return nil, err
+	}
+	if next.DeletionTimestamp != nil && len(next.Finalizers) == 0 {
+		rev, _ := strconv.ParseInt(live.ResourceVersion, 10, 64)
+		if _, err := s.cfg.Storage.Delete(ctx, crdKey(next.Name), rev); err != nil {
+			return nil, err
+		}
+		return next, nil
+	}
+	return s.writeCRD(ctx, next, live)
 }
 
 // updateCRD is PUT (and the core of PATCH) for CRDs and their /status.
@@ -602,7 +609,11 @@ func (r *crdRequest) delete() (reply, error) {
 		return reply{}, apierrors.NewConflict(crdGR, live.Name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, live.UID))
 	}
 	next := live.DeepCopy()
-	prepareCRDForDelete(next, metav1.NewTime(r.s.now()))
+	if !crds.PrepareForDelete(next, metav1.NewTime(r.s.now())) {
+		// Already being deleted: the generic store only returns the object, applying DeleteOptions' garbage
+		// collection finalizers.
+		next.Finalizers = gcFinalizers(next.Finalizers, opts)
+	}
 	if len(opts.DryRun) > 0 {
 		return reply{code: http.StatusOK, obj: next}, nil
 	}

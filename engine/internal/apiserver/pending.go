@@ -4,7 +4,6 @@ import (
 	"crdplay/engine/internal/conversion"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 )
@@ -21,24 +20,3 @@ func typeConverterFor(crd *apiextensionsv1.CustomResourceDefinition) (managedfie
 	return managedfields.NewDeducedTypeConverter(), nil
 }
 
-// TEMPORARY until crds provides them.
-func crdTypeConverter() (managedfields.TypeConverter, error) {
-	return managedfields.NewDeducedTypeConverter(), nil
-}
-
-const cleanupFinalizer = "customresourcecleanup.apiextensions.k8s.io"
-
-func prepareCRDForDelete(crd *apiextensionsv1.CustomResourceDefinition, now metav1.Time) {
-	if crd.DeletionTimestamp == nil {
-		crd.DeletionTimestamp = &now
-		zero := int64(0)
-		crd.DeletionGracePeriodSeconds = &zero
-	}
-	has := false
-	for _, f := range crd.Finalizers {
-		has = has || f == cleanupFinalizer
-	}
-	if !has {
-		crd.Finalizers = append(crd.Finalizers, cleanupFinalizer)
-	}
-}
