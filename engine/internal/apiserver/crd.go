@@ -101,10 +101,6 @@ func init() {
 	}
 }
 
-type nopDefaulter struct{}
-
-func (nopDefaulter) Default(runtime.Object) {}
-
 // unstructuredNop converts objects that are already in the only version served (apiextensions.k8s.io/v1).
 type unstructuredNop struct{}
 
@@ -122,24 +118,6 @@ func (unstructuredNop) ConvertToVersion(in runtime.Object, _ runtime.GroupVersio
 }
 func (unstructuredNop) ConvertFieldLabel(_ schema.GroupVersionKind, label, value string) (string, string, error) {
 	return label, value, nil
-}
-
-func toUnstructured(crd *apiextensionsv1.CustomResourceDefinition) (*unstructured.Unstructured, error) {
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
-	if err != nil {
-		return nil, err
-	}
-	u := &unstructured.Unstructured{Object: m}
-	u.SetGroupVersionKind(crdGVK)
-	return u, nil
-}
-
-func fromUnstructured(u runtime.Object) (*apiextensionsv1.CustomResourceDefinition, error) {
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.(*unstructured.Unstructured).Object, crd); err != nil {
-		return nil, err
-	}
-	return crd, nil
 }
 
 // trackManagedFields records a write by manager in the CRD's managedFields.

@@ -19,4 +19,3 @@ func newConverter(crd *apiextensionsv1.CustomResourceDefinition, call WebhookFun
 func typeConverterFor(crd *apiextensionsv1.CustomResourceDefinition) (managedfields.TypeConverter, error) {
 	return managedfields.NewDeducedTypeConverter(), nil
 }
-

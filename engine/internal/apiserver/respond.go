@@ -139,8 +139,8 @@ func (r restrictions) AllowsMediaTypeTransform(mimeType, mimeSubType string, gvk
 	}
 	return false
 }
-func (restrictions) AllowsServerVersion(v string) bool  { return v == "v1" }
-func (restrictions) AllowsStreamSchema(s string) bool   { return s == "watch" }
+func (restrictions) AllowsServerVersion(v string) bool { return v == "v1" }
+func (restrictions) AllowsStreamSchema(s string) bool  { return s == "watch" }
 
 // reply is the outcome of a request before it is written: an object (or Status) and its code.
 type reply struct {
