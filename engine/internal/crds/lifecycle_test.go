@@ -296,3 +296,38 @@ func TestFinalize(t *testing.T) {
 		})
 	}
 }
+
+// TestStrategyWarnings checks the create and update warnings against the oracle's Warning headers for
+// the same CRD: unknown formats in schema order, list-type set warnings sorted, and on update only what
+// is new.
+func TestStrategyWarnings(t *testing.T) {
+	const body = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"fmts.example.com"},"spec":{"group":"example.com","scope":"Namespaced","names":{"plural":"fmts","kind":"Fmt"},"versions":[
+{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","properties":{"a":{"type":"string","format":"foo"},"b":{"type":"string","format":"bar"},"c":{"type":"integer","format":"int32"},"s":{"type":"array","x-kubernetes-list-type":"set","items":{"type":"object","x-kubernetes-map-type":"atomic"}},"s2":{"type":"array","x-kubernetes-list-type":"set","items":{"type":"array","items":{"type":"string"}}}}}}},
+{"name":"v2","served":true,"storage":false,"schema":{"openAPIV3Schema":{"type":"object","properties":{"a":{"type":"string","format":"foo"},"z":{"type":"string","format":"zzz"}}}}}]}}`
+	s := newAPIServer(t)
+	r := s.create([]byte(body), "application/json")
+	if r.status != 201 {
+		t.Fatalf("%d %+v", r.status, r.body)
+	}
+	want := []string{
+		`unrecognized format "foo"`,
+		`unrecognized format "bar"`,
+		`unrecognized format "zzz"`,
+		`x-kubernetes-list-type: set for items of type "array" is not supported by server-side apply or CEL validation rules`,
+		`x-kubernetes-list-type: set for items of type "object" is not supported by server-side apply or CEL validation rules`,
+	}
+	// The "foo" of v2 repeats; the HTTP warning recorder drops repeats.
+	if !equalStrings(dedup(r.warnings), want) {
+		t.Errorf("create warnings\n got: %q\nwant: %q", r.warnings, want)
+	}
+
+	update := s.edit("fmts.example.com", func(m map[string]any) {
+		v := m["spec"].(map[string]any)["versions"].([]any)[0].(map[string]any)
+		props := v["schema"].(map[string]any)["openAPIV3Schema"].(map[string]any)["properties"].(map[string]any)
+		props["q"] = map[string]any{"type": "string", "format": "qqq"}
+	})
+	r = s.update("fmts.example.com", update, "application/json")
+	if r.status != 200 || !equalStrings(r.warnings, []string{`unrecognized format "qqq"`}) {
+		t.Errorf("update: %d warnings %q", r.status, r.warnings)
+	}
+}

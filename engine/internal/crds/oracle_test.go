@@ -496,3 +496,41 @@ func sortCauses(m map[string]any) {
 		m["message"] = strings.TrimSuffix(msg, before) + join()
 	}
 }
+
+// TestOracleValidate runs Decode, PrepareForCreate and Validate alone on every recorded CRD create and
+// checks that apierrors.NewInvalid of the result is the recorded 422 body, and that recorded 201s
+// validate cleanly.
+func TestOracleValidate(t *testing.T) {
+	dir := oracleDir(t)
+	cases, _ := os.ReadDir(dir)
+	for _, c := range cases {
+		if !c.IsDir() {
+			continue
+		}
+		for _, r := range crdSteps(t, filepath.Join(dir, c.Name())) {
+			if r.Request.Method != "POST" {
+				continue
+			}
+			t.Run(c.Name()+"/"+r.Step, func(t *testing.T) {
+				crd, _, err := Decode(r.Request.Body, r.Request.ContentType, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				PrepareForCreate(crd)
+				errs := Validate(context.Background(), crd)
+				switch r.Status {
+				case 201:
+					if len(errs) > 0 {
+						t.Errorf("recorded 201, got %v", errs)
+					}
+				case 422:
+					st := apierrors.NewInvalid(GroupKind, crd.Name, errs).ErrStatus
+					st.Kind, st.APIVersion = "Status", "v1"
+					compareJSON(t, st, r.Body)
+				default:
+					t.Fatalf("unexpected recorded status %d", r.Status)
+				}
+			})
+		}
+	}
+}

@@ -91,8 +91,9 @@ func Served(crd *apiextensionsv1.CustomResourceDefinition, version string) bool 
 	return apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.NamesAccepted) || IsEstablished(crd)
 }
 
-// IsTerminating reports whether crd is being deleted: its custom resources may then be read and deleted
-// but not created (405 MethodNotAllowed upstream).
+// IsTerminating reports whether crd is being deleted: its custom resources may then still be read,
+// updated and deleted, but creating one (by POST, or by a PATCH that would create) fails in admission
+// with 403 Forbidden "create not allowed while custom resource definition is terminating".
 func IsTerminating(crd *apiextensionsv1.CustomResourceDefinition) bool {
 	return !crd.DeletionTimestamp.IsZero() || apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Terminating)
 }

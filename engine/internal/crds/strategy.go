@@ -3,6 +3,8 @@ package crds
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -342,21 +344,12 @@ func toInternalPair(a, b *apiextensionsv1.CustomResourceDefinition) (*apiextensi
 func unrecognizedFormats(s *apiextensions.CustomResourceDefinitionSpec) []string {
 	compat := environment.DefaultCompatibilityVersion()
 	var out []string
-	collect := func(p *apiextensions.JSONSchemaProps) bool {
+	eachSchema(s, func(p *apiextensions.JSONSchemaProps) {
 		if p.Format != "" {
 			sch := &spec.Schema{SchemaProps: spec.SchemaProps{Format: p.Format, Type: []string{p.Type}}}
 			out = append(out, apiservervalidation.GetUnrecognizedFormats(sch, compat)...)
 		}
-		return false
-	}
-	if s.Validation != nil {
-		validation.SchemaHas(s.Validation.OpenAPIV3Schema, collect)
-	}
-	for _, v := range s.Versions {
-		if v.Schema != nil {
-			validation.SchemaHas(v.Schema.OpenAPIV3Schema, collect)
-		}
-	}
+	})
 	return out
 }
 
@@ -364,23 +357,66 @@ func unrecognizedFormats(s *apiextensions.CustomResourceDefinitionSpec) []string
 // are objects or arrays (server-side apply and CEL cannot treat those as sets).
 func nonScalarSetWarnings(s *apiextensions.CustomResourceDefinitionSpec) []string {
 	seen := sets.New[string]()
-	check := func(p *apiextensions.JSONSchemaProps) bool {
+	eachSchema(s, func(p *apiextensions.JSONSchemaProps) {
 		if p.XListType != nil && *p.XListType == "set" && p.Items != nil && p.Items.Schema != nil {
 			if t := p.Items.Schema.Type; t == "object" || t == "array" {
 				seen.Insert(fmt.Sprintf("x-kubernetes-list-type: set for items of type %q is not supported by server-side apply or CEL validation rules", t))
 			}
 		}
-		return false
-	}
+	})
+	return sets.List(seen)
+}
+
+// eachSchema visits every schema of the spec in the order of upstream's validation.SchemaHas, except
+// that map entries (properties and the like) are visited in key order: upstream walks them in Go's
+// random map order, so the order of its format warnings changes from run to run.
+func eachSchema(s *apiextensions.CustomResourceDefinitionSpec, visit func(*apiextensions.JSONSchemaProps)) {
 	if s.Validation != nil {
-		validation.SchemaHas(s.Validation.OpenAPIV3Schema, check)
+		walkSchema(s.Validation.OpenAPIV3Schema, visit)
 	}
 	for _, v := range s.Versions {
 		if v.Schema != nil {
-			validation.SchemaHas(v.Schema.OpenAPIV3Schema, check)
+			walkSchema(v.Schema.OpenAPIV3Schema, visit)
 		}
 	}
-	return sets.List(seen)
+}
+
+func walkSchema(s *apiextensions.JSONSchemaProps, visit func(*apiextensions.JSONSchemaProps)) {
+	if s == nil {
+		return
+	}
+	visit(s)
+	if s.Items != nil {
+		walkSchema(s.Items.Schema, visit)
+		for i := range s.Items.JSONSchemas {
+			walkSchema(&s.Items.JSONSchemas[i], visit)
+		}
+	}
+	for _, list := range [][]apiextensions.JSONSchemaProps{s.AllOf, s.AnyOf, s.OneOf} {
+		for i := range list {
+			walkSchema(&list[i], visit)
+		}
+	}
+	walkSchema(s.Not, visit)
+	walkSchemaMap(s.Properties, visit)
+	if s.AdditionalProperties != nil {
+		walkSchema(s.AdditionalProperties.Schema, visit)
+	}
+	walkSchemaMap(s.PatternProperties, visit)
+	if s.AdditionalItems != nil {
+		walkSchema(s.AdditionalItems.Schema, visit)
+	}
+	walkSchemaMap(s.Definitions, visit)
+	for _, k := range slices.Sorted(maps.Keys(s.Dependencies)) {
+		walkSchema(s.Dependencies[k].Schema, visit)
+	}
+}
+
+func walkSchemaMap(m map[string]apiextensions.JSONSchemaProps, visit func(*apiextensions.JSONSchemaProps)) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		p := m[k]
+		walkSchema(&p, visit)
+	}
 }
 
 // dropDisabledFields clears fields whose feature gate is off, unless the old object already used them
