@@ -3,6 +3,7 @@ package crds
 import (
 	"fmt"
 	"reflect"
+	"sync"
 
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
@@ -10,6 +11,7 @@ import (
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -32,7 +34,9 @@ import (
 // holds every stored CRD, crd included or not, terminating ones too: names held by other CRDs of the same
 // group cannot be accepted. lastTransitionTime is set to now on conditions whose status changes.
 func ComputeStatus(crd *apiextensionsv1.CustomResourceDefinition, all []*apiextensionsv1.CustomResourceDefinition, now metav1.Time) (apiextensionsv1.CustomResourceDefinitionStatus, bool) {
-	work := crd.DeepCopy()
+	// Only status changes; sharing spec and metadata with crd saves copying large schemas.
+	work := &apiextensionsv1.CustomResourceDefinition{TypeMeta: crd.TypeMeta, ObjectMeta: crd.ObjectMeta, Spec: crd.Spec}
+	work.Status = *crd.Status.DeepCopy()
 	changed := syncNames(work, all, now)
 	changed = syncEstablished(work, now) || changed
 	changed = syncNonStructural(work, now) || changed
@@ -260,7 +264,7 @@ func syncEstablished(crd *apiextensionsv1.CustomResourceDefinition, now metav1.T
 // syncNonStructural is the non-structural schema controller: NonStructuralSchema=True lists the
 // structural-schema violations, which only CRDs from before apiextensions/v1 can still have.
 func syncNonStructural(crd *apiextensionsv1.CustomResourceDefinition, now metav1.Time) bool {
-	cond := nonStructuralCondition(crd)
+	cond := cachedNonStructuralCondition(crd)
 	old := apihelpers.FindCRDCondition(crd, apiextensionsv1.NonStructuralSchema)
 	switch {
 	case cond == nil && old == nil:
@@ -273,6 +277,40 @@ func syncNonStructural(crd *apiextensionsv1.CustomResourceDefinition, now metav1
 		setCondition(crd, *cond, now)
 	}
 	return true
+}
+
+// nonStructuralCache remembers the verdict per CRD uid and generation, which pins the spec of a stored
+// CRD: building structural schemas of a large CRD takes long enough (tens of milliseconds, several times
+// that in wasm) to matter when Reconcile looks at every CRD after every write.
+var nonStructuralCache = struct {
+	sync.Mutex
+	m map[types.UID]nonStructuralVerdict
+}{m: map[types.UID]nonStructuralVerdict{}}
+
+type nonStructuralVerdict struct {
+	generation int64
+	cond       *apiextensionsv1.CustomResourceDefinitionCondition
+}
+
+func cachedNonStructuralCondition(crd *apiextensionsv1.CustomResourceDefinition) *apiextensionsv1.CustomResourceDefinitionCondition {
+	if crd.UID == "" || crd.Generation == 0 {
+		return nonStructuralCondition(crd)
+	}
+	c := &nonStructuralCache
+	c.Lock()
+	v, ok := c.m[crd.UID]
+	c.Unlock()
+	if !ok || v.generation != crd.Generation {
+		v = nonStructuralVerdict{generation: crd.Generation, cond: nonStructuralCondition(crd)}
+		c.Lock()
+		c.m[crd.UID] = v
+		c.Unlock()
+	}
+	if v.cond == nil {
+		return nil
+	}
+	cond := *v.cond
+	return &cond
 }
 
 func nonStructuralCondition(crd *apiextensionsv1.CustomResourceDefinition) *apiextensionsv1.CustomResourceDefinitionCondition {
