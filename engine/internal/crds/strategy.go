@@ -280,6 +280,7 @@ func asCRD(obj runtime.Object) *apiextensionsv1.CustomResourceDefinition {
 // back as a slice; duplicates are left for the caller's recorder to drop, as upstream's does.
 type warningCollector struct{ warnings []string }
 
+// AddWarning implements warning.Recorder.
 func (c *warningCollector) AddWarning(_, text string) { c.warnings = append(c.warnings, text) }
 
 func withWarnings(ctx context.Context) (context.Context, *warningCollector) {
