@@ -1,6 +1,8 @@
 package apiserver
 
 import (
+	"crdplay/engine/internal/openapi"
+
 	"crdplay/engine/internal/conversion"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -15,7 +17,6 @@ func newConverter(crd *apiextensionsv1.CustomResourceDefinition, call WebhookFun
 	return conversion.NewConverter(crd, call)
 }
 
-// TEMPORARY until engine/internal/openapi lands.
 func typeConverterFor(crd *apiextensionsv1.CustomResourceDefinition) (managedfields.TypeConverter, error) {
-	return managedfields.NewDeducedTypeConverter(), nil
+	return openapi.TypeConverter(crd)
 }
