@@ -437,7 +437,7 @@ func (r *crRequest) create() (reply, error) {
 		return reply{}, err
 	}
 	if r.terminating {
-		return reply{}, apierrors.NewMethodNotSupported(r.gr(), "create")
+		return reply{}, errTerminatingCreate(r.gr(), obj.GetName())
 	}
 	dedupOwnerReferences(ctx, obj)
 	live := &unstructured.Unstructured{}
@@ -611,3 +611,8 @@ func shouldDeleteDuringUpdate(obj, existing *unstructured.Unstructured) bool {
 }
 
 var _ = crstrategy.New
+
+// errTerminatingCreate is what kube-apiserver's admission answers to creates while the CRD is being deleted.
+func errTerminatingCreate(gr schema.GroupResource, name string) error {
+	return apierrors.NewForbidden(gr, name, fmt.Errorf("create not allowed while custom resource definition is terminating"))
+}

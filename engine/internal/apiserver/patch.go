@@ -87,7 +87,7 @@ func (r *crRequest) patch(strategy updateStrategy, fm *managedfields.FieldManage
 	if patchType == types.ApplyYAMLPatchType {
 		if _, err := r.getObject(ctx, r.info.Namespace, r.info.Name); apierrors.IsNotFound(err) {
 			if r.terminating {
-				return reply{}, apierrors.NewMethodNotSupported(r.gr(), "create")
+				return reply{}, errTerminatingCreate(r.gr(), r.info.Name)
 			}
 			live := &unstructured.Unstructured{}
 			live.SetGroupVersionKind(r.vi.kind)
