@@ -26,10 +26,11 @@ type Options struct {
 
 // NewHandler returns the engine's Kubernetes API handler configured by opts.
 func NewHandler(opts Options) (http.Handler, error) {
-	var eopts engine.Options
+	// Conversion webhooks are called over HTTPS as kube-apiserver calls them; only a native host can.
+	eopts := engine.Options{Webhook: HTTPSWebhook{}}
 	switch opts.Storage {
 	case "", StorageMemory:
-		// engine.Options.Storage nil is a fresh in-memory store: nothing to build here.
+		eopts.Storage = engine.NewMemoryStorage()
 	default:
 		return nil, fmt.Errorf("unsupported storage %q (supported: %s)", opts.Storage, StorageMemory)
 	}

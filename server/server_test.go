@@ -192,14 +192,16 @@ func TestAccessLog(t *testing.T) {
 	}
 }
 
-// TestServeShutdown checks both halves of Serve's shutdown: a short request in flight completes, and one that
-// would run forever (like a watch) has its context cancelled once the grace period is over.
+// TestServeShutdown checks both halves of Serve's shutdown: a request in flight completes, and one that would
+// run forever (like a watch) has its context cancelled once the grace period is over.
 func TestServeShutdown(t *testing.T) {
 	entered := make(chan string, 2)
+	release := make(chan struct{}) // lets the short request finish, once shutdown has begun
+	foreverDone := make(chan struct{})
 	mux := http.NewServeMux()
 	mux.HandleFunc("/short", func(w http.ResponseWriter, r *http.Request) {
 		entered <- "short"
-		time.Sleep(200 * time.Millisecond)
+		<-release
 		io.WriteString(w, "done")
 	})
 	mux.HandleFunc("/forever", func(w http.ResponseWriter, r *http.Request) {
@@ -207,6 +209,7 @@ func TestServeShutdown(t *testing.T) {
 		http.NewResponseController(w).Flush()
 		entered <- "forever"
 		<-r.Context().Done()
+		close(foreverDone)
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -214,7 +217,8 @@ func TestServeShutdown(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	const grace = time.Second
+	// Long enough that the short request finishes well within it even on a loaded machine.
+	const grace = 2 * time.Second
 	served := make(chan error, 1)
 	go func() { served <- server.Serve(ctx, ln, mux, grace) }()
 
@@ -241,19 +245,26 @@ func TestServeShutdown(t *testing.T) {
 
 	start := time.Now()
 	cancel()
+	time.Sleep(50 * time.Millisecond) // let Shutdown begin before the short request ends
+	close(release)
+	if got := <-short; got != "done" {
+		t.Errorf("request in flight at shutdown: got %q, want it to complete", got)
+	}
 	select {
 	case err := <-served:
 		if err != nil {
 			t.Errorf("Serve: %v", err)
 		}
-	case <-time.After(grace + 5*time.Second):
+	case <-time.After(grace + 10*time.Second):
 		t.Fatal("Serve did not return after the grace period")
 	}
 	if d := time.Since(start); d < grace {
 		t.Errorf("Serve returned after %v, before the grace period of %v", d, grace)
 	}
-	if got := <-short; got != "done" {
-		t.Errorf("request in flight at shutdown: got %q, want it to complete", got)
+	select {
+	case <-foreverDone:
+	case <-time.After(5 * time.Second):
+		t.Error("the endless request's context was not cancelled")
 	}
 	if _, err := http.Get(base + "/short"); err == nil {
 		t.Error("server still accepts requests after Serve returned")
