@@ -106,6 +106,9 @@ func (s *Server) serveCustomResource(w http.ResponseWriter, req *http.Request, r
 	default:
 		err = apierrors.NewNotFound(r.gr(), info.Name)
 	}
+	if err == errHandled {
+		return
+	}
 	if err != nil {
 		r.fail(err)
 		return

@@ -1,0 +1,74 @@
+package engine_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"testing"
+
+	"crdplay/engine"
+)
+
+// TestWatch streams a collection: the existing object as ADDED, then a modification and a deletion made while
+// the watch is open, each as one JSON WatchEvent per line.
+func TestWatch(t *testing.T) {
+	if runtime.GOOS == "js" {
+		t.Skip("the watch stream is read over a loopback socket, which js/wasm under node does not have")
+	}
+	h, err := engine.NewHandler(engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec := do(h, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "application/yaml", crontabCRD(t)); rec.Code != http.StatusCreated {
+		t.Fatalf("creating the CRD: %d %s", rec.Code, rec.Body)
+	}
+	const objects = "/apis/stable.example.com/v1/namespaces/default/crontabs"
+	obj := `{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":"a"},"spec":{"cronSpec":"* * * * *"}}`
+	if rec := do(h, "POST", objects, "application/json", []byte(obj)); rec.Code != http.StatusCreated {
+		t.Fatalf("create: %d %s", rec.Code, rec.Body)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + objects + "?watch=1&timeoutSeconds=5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	lines := bufio.NewScanner(resp.Body)
+	next := func() (string, map[string]interface{}) {
+		t.Helper()
+		if !lines.Scan() {
+			t.Fatalf("stream ended: %v", lines.Err())
+		}
+		var ev struct {
+			Type   string                 `json:"type"`
+			Object map[string]interface{} `json:"object"`
+		}
+		if err := json.Unmarshal(lines.Bytes(), &ev); err != nil {
+			t.Fatalf("%s: %v", lines.Text(), err)
+		}
+		return ev.Type, ev.Object
+	}
+	if typ, o := next(); typ != "ADDED" || o["metadata"].(map[string]interface{})["name"] != "a" {
+		t.Fatalf("first event %s %v", typ, o)
+	}
+	patch := `{"spec":{"replicas":2}}`
+	req, _ := http.NewRequest("PATCH", srv.URL+objects+"/a", strings.NewReader(patch))
+	req.Header.Set("Content-Type", "application/merge-patch+json")
+	if r, err := http.DefaultClient.Do(req); err != nil || r.StatusCode != 200 {
+		t.Fatalf("patch: %v %v", r, err)
+	}
+	if typ, o := next(); typ != "MODIFIED" || o["spec"].(map[string]interface{})["replicas"] != float64(2) {
+		t.Fatalf("second event %s %v", typ, o)
+	}
+	req, _ = http.NewRequest("DELETE", srv.URL+objects+"/a", nil)
+	if r, err := http.DefaultClient.Do(req); err != nil || r.StatusCode != 200 {
+		t.Fatalf("delete: %v %v", r, err)
+	}
+	if typ, _ := next(); typ != "DELETED" {
+		t.Fatalf("third event %s", typ)
+	}
+}
