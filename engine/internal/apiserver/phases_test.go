@@ -80,7 +80,7 @@ func TestSummarizeData(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"", "<empty>"},
 		{`{"a":1}`, `{"a":1}`},
-		{`{"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa":1}`, `{"`+strings.Repeat("a", 28)+" ..."},
+		{`{"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa":1}`, `{"` + strings.Repeat("a", 28) + " ..."},
 		{"ab", "6162"},
 	} {
 		if got := summarizeData([]byte(tc.in), 30); got != tc.want {
@@ -175,4 +175,3 @@ func TestCoercer(t *testing.T) {
 		})
 	}
 }
-

@@ -11,7 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-func obj(m map[string]interface{}) *unstructured.Unstructured { return &unstructured.Unstructured{Object: m} }
+func obj(m map[string]interface{}) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: m}
+}
 
 func TestFinalizerWarnings(t *testing.T) {
 	for _, tc := range []struct {
