@@ -72,3 +72,53 @@ func TestWatch(t *testing.T) {
 		t.Fatalf("third event %s", typ)
 	}
 }
+
+// TestWatchCRDs follows a CRD by name, as `kubectl wait --for=condition=Established` does: it is added, then
+// modified once the controllers have accepted its names and established it.
+func TestWatchCRDs(t *testing.T) {
+	if runtime.GOOS == "js" {
+		t.Skip("the watch stream is read over a loopback socket, which js/wasm under node does not have")
+	}
+	h, err := engine.NewHandler(engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/apis/apiextensions.k8s.io/v1/customresourcedefinitions?watch=1&timeoutSeconds=5&fieldSelector=metadata.name%3Dcrontabs.stable.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if rec := do(h, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "application/yaml", crontabCRD(t)); rec.Code != http.StatusCreated {
+		t.Fatalf("creating the CRD: %d %s", rec.Code, rec.Body)
+	}
+	lines := bufio.NewScanner(resp.Body)
+	var types []string
+	for len(types) < 2 && lines.Scan() {
+		var ev struct {
+			Type   string `json:"type"`
+			Object struct {
+				Status struct {
+					Conditions []struct{ Type, Status string } `json:"conditions"`
+				} `json:"status"`
+			} `json:"object"`
+		}
+		if err := json.Unmarshal(lines.Bytes(), &ev); err != nil {
+			t.Fatal(err)
+		}
+		types = append(types, ev.Type)
+		if ev.Type == "MODIFIED" {
+			established := false
+			for _, c := range ev.Object.Status.Conditions {
+				established = established || (c.Type == "Established" && c.Status == "True")
+			}
+			if !established {
+				t.Errorf("MODIFIED event without Established=True: %s", lines.Text())
+			}
+		}
+	}
+	if strings.Join(types, ",") != "ADDED,MODIFIED" {
+		t.Errorf("events %v", types)
+	}
+}

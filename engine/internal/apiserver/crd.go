@@ -5,9 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	apistorage "k8s.io/apiserver/pkg/storage"
 	"net/http"
 	"sort"
 	"strconv"
+	"time"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -33,9 +38,10 @@ import (
 var crdGR = schema.GroupResource{Group: apiextensionsv1.GroupName, Resource: "customresourcedefinitions"}
 var crdGVK = apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition")
 
-func crdKey(name string) string {
-	return keyPrefix + "/apiextensions.k8s.io/customresourcedefinitions/" + name
-}
+// crdPrefix is where CRDs are stored.
+const crdPrefix = keyPrefix + "/apiextensions.k8s.io/customresourcedefinitions/"
+
+func crdKey(name string) string { return crdPrefix + name }
 
 // getCRD reads a CRD from storage.
 func (s *Server) getCRD(ctx context.Context, name string) (*apiextensionsv1.CustomResourceDefinition, error) {
@@ -57,7 +63,7 @@ func decodeCRD(o storage.Object) (*apiextensionsv1.CustomResourceDefinition, err
 }
 
 func (s *Server) listCRDs(ctx context.Context) ([]*apiextensionsv1.CustomResourceDefinition, int64, error) {
-	res, err := s.cfg.Storage.List(ctx, keyPrefix+"/apiextensions.k8s.io/customresourcedefinitions/", storage.ListOptions{})
+	res, err := s.cfg.Storage.List(ctx, crdPrefix, storage.ListOptions{})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -173,6 +179,9 @@ func (s *Server) serveCRD(w http.ResponseWriter, req *http.Request, rec *warning
 	default:
 		err = apierrors.NewNotFound(crdGR, info.Name)
 	}
+	if err == errHandled {
+		return
+	}
 	if err != nil {
 		s.fail(w, req, rec, err)
 		return
@@ -199,7 +208,48 @@ func (r *crdRequest) get() (reply, error) {
 	return reply{code: http.StatusOK, obj: crd}, nil
 }
 
+// crdPredicate parses a list's selectors; CRDs select on labels and on metadata.name.
+func (r *crdRequest) crdPredicate() (*metainternalversion.ListOptions, apistorage.SelectionPredicate, error) {
+	opts := &metainternalversion.ListOptions{}
+	pred := apistorage.SelectionPredicate{Label: labels.Everything(), Field: fields.Everything(), GetAttrs: crdAttrs}
+	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(r.req.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
+		return nil, pred, apierrors.NewBadRequest(err.Error())
+	}
+	if opts.LabelSelector != nil {
+		pred.Label = opts.LabelSelector
+	}
+	if opts.FieldSelector != nil {
+		fs, err := opts.FieldSelector.Transform(func(label, value string) (string, string, error) {
+			if label != "metadata.name" {
+				return "", "", fmt.Errorf("%q is not a known field selector: only %q", label, "metadata.name")
+			}
+			return label, value, nil
+		})
+		if err != nil {
+			return nil, pred, apierrors.NewBadRequest(err.Error())
+		}
+		pred.Field = fs
+	}
+	return opts, pred, nil
+}
+
+func crdAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
+	crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition)
+	if !ok {
+		return nil, nil, fmt.Errorf("not a CustomResourceDefinition: %T", obj)
+	}
+	return crd.Labels, fields.Set{"metadata.name": crd.Name}, nil
+}
+
 func (r *crdRequest) list() (reply, error) {
+	opts, pred, err := r.crdPredicate()
+	if err != nil {
+		return reply{}, err
+	}
+	if opts.Watch {
+		r.watch(opts, pred)
+		return reply{}, errHandled
+	}
 	all, rev, err := r.s.listCRDs(r.req.Context())
 	if err != nil {
 		return reply{}, storageUnavailable(err)
@@ -209,9 +259,65 @@ func (r *crdRequest) list() (reply, error) {
 	list.ResourceVersion = strconv.FormatInt(rev, 10)
 	list.Items = []apiextensionsv1.CustomResourceDefinition{}
 	for _, c := range all {
-		list.Items = append(list.Items, *c)
+		if ok, _ := pred.Matches(c); ok {
+			list.Items = append(list.Items, *c)
+		}
 	}
 	return reply{code: http.StatusOK, obj: list}, nil
+}
+
+// watch streams CRD changes.
+func (r *crdRequest) watch(opts *metainternalversion.ListOptions, pred apistorage.SelectionPredicate) {
+	ctx := r.req.Context()
+	timeout := 30 * time.Minute
+	if opts.TimeoutSeconds != nil && *opts.TimeoutSeconds > 0 {
+		timeout = time.Duration(*opts.TimeoutSeconds) * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var from int64
+	var initial []interface{}
+	if opts.ResourceVersion == "" || opts.ResourceVersion == "0" {
+		all, rev, err := r.s.listCRDs(ctx)
+		if err != nil {
+			r.s.fail(r.w, r.req, r.rec, storageUnavailable(err))
+			return
+		}
+		for _, c := range all {
+			if ok, _ := pred.Matches(c); ok {
+				initial = append(initial, c)
+			}
+		}
+		from = rev
+	} else {
+		var err error
+		if from, err = strconv.ParseInt(opts.ResourceVersion, 10, 64); err != nil {
+			r.s.fail(r.w, r.req, r.rec, apierrors.NewBadRequest("invalid resource version: "+opts.ResourceVersion))
+			return
+		}
+	}
+	ch, err := r.s.cfg.Storage.Watch(ctx, crdPrefix, from)
+	if err != nil {
+		r.s.fail(r.w, r.req, r.rec, apierrors.NewResourceExpired(err.Error()))
+		return
+	}
+	streamWatch(ctx, r.w, r.rec, initial, ch, func(ev storage.Event) (string, interface{}, bool) {
+		typ, o := "MODIFIED", ev.Object
+		switch {
+		case ev.Type == storage.EventDelete:
+			typ, o = "DELETED", storage.Object{Key: ev.Object.Key, Value: ev.Prev, Revision: ev.Object.Revision}
+		case ev.Prev == nil:
+			typ = "ADDED"
+		}
+		crd, err := decodeCRD(o)
+		if err != nil {
+			return "", nil, false
+		}
+		if ok, _ := pred.Matches(crd); !ok {
+			return "", nil, false
+		}
+		return typ, crd, true
+	})
 }
 
 func (r *crdRequest) create() (reply, error) {

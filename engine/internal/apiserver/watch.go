@@ -70,14 +70,34 @@ func (r *crRequest) watch() {
 	}
 	pred := apistorage.SelectionPredicate{Label: label, Field: field, GetAttrs: r.vi.strategy.Attrs}
 
-	for _, h := range r.rec.headers() {
-		r.w.Header().Add("Warning", h)
+	var first []interface{}
+	for _, u := range initial {
+		first = append(first, u.Object)
 	}
-	r.w.Header().Set("Content-Type", "application/json")
-	r.w.Header().Set("Transfer-Encoding", "chunked")
-	r.w.WriteHeader(http.StatusOK)
-	flusher, _ := r.w.(http.Flusher)
-	enc := json.NewEncoder(r.w)
+	streamWatch(ctx, r.w, r.rec, first, ch, func(ev storage.Event) (string, interface{}, bool) {
+		typ, obj := r.watchObject(ev)
+		if obj == nil {
+			return "", nil, false
+		}
+		if ok, _ := pred.Matches(obj); !ok && typ != "DELETED" {
+			return "", nil, false
+		}
+		return typ, obj.Object, true
+	})
+}
+
+// streamWatch writes a watch response: the initial objects as ADDED events, then one event per storage change
+// that convert accepts, until ctx ends. A closed channel means the store could not keep up: the client gets
+// an ERROR event (410 Expired) and lists again.
+func streamWatch(ctx context.Context, w http.ResponseWriter, rec *warnings, initial []interface{}, ch <-chan storage.Event, convert func(storage.Event) (string, interface{}, bool)) {
+	for _, h := range rec.headers() {
+		w.Header().Add("Warning", h)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Transfer-Encoding", "chunked")
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	enc := json.NewEncoder(w)
 	send := func(typ string, obj interface{}) bool {
 		if err := enc.Encode(watchEvent{Type: typ, Object: obj}); err != nil {
 			return false
@@ -87,8 +107,11 @@ func (r *crRequest) watch() {
 		}
 		return true
 	}
-	for _, u := range initial {
-		if !send("ADDED", u.Object) {
+	if flusher != nil {
+		flusher.Flush()
+	}
+	for _, o := range initial {
+		if !send("ADDED", o) {
 			return
 		}
 	}
@@ -99,19 +122,11 @@ func (r *crRequest) watch() {
 		case ev, ok := <-ch:
 			if !ok {
 				if ctx.Err() == nil {
-					st := errorToStatus(apierrors.NewResourceExpired("the watch could not keep up; list again"))
-					send("ERROR", st)
+					send("ERROR", errorToStatus(apierrors.NewResourceExpired("the watch could not keep up; list again")))
 				}
 				return
 			}
-			typ, obj := r.watchObject(ev)
-			if obj == nil {
-				continue
-			}
-			if ok, _ := pred.Matches(obj); !ok && typ != "DELETED" {
-				continue
-			}
-			if !send(typ, obj.Object) {
+			if typ, obj, ok := convert(ev); ok && !send(typ, obj) {
 				return
 			}
 		}
