@@ -164,7 +164,7 @@ func (s *Server) serveCRD(w http.ResponseWriter, req *http.Request, rec *warning
 	switch {
 	case info.Subresource == "" && info.Verb == "create":
 		res, err = r.create()
-	case info.Subresource == "" && info.Verb == "list":
+	case info.Subresource == "" && (info.Verb == "list" || info.Verb == "watch"):
 		res, err = r.list()
 	case info.Verb == "get" && (info.Subresource == "" || info.Subresource == "status"):
 		res, err = r.get()
@@ -246,7 +246,7 @@ func (r *crdRequest) list() (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	if opts.Watch {
+	if opts.Watch || r.info.Verb == "watch" {
 		r.watch(opts, pred)
 		return reply{}, errHandled
 	}
