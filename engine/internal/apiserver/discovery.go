@@ -30,6 +30,8 @@ func (s *Server) serveNonResource(w http.ResponseWriter, req *http.Request, rec 
 	parts := splitPath(info.Path)
 	mt := negotiation.MediaTypeOptions{}
 	switch {
+	case len(parts) >= 2 && parts[0] == "openapi":
+		s.serveOpenAPI(w, req, rec, parts)
 	case len(parts) == 1 && parts[0] == "version":
 		s.write(w, req, rec, reply{code: http.StatusOK, raw: kubeVersion}, mt)
 	case len(parts) == 1 && parts[0] == "api":
