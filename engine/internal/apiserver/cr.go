@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -302,26 +303,76 @@ func (r *crRequest) list() (reply, error) {
 		r.watch()
 		return reply{}, errHandled
 	}
-	items, rev, err := r.listMatching(r.req.Context(), opts)
+	page, err := r.listPage(r.req.Context(), opts)
 	if err != nil {
 		return reply{}, err
 	}
 	list := &unstructured.UnstructuredList{Object: map[string]interface{}{}}
 	list.SetGroupVersionKind(r.vi.listKind)
-	list.SetResourceVersion(strconv.FormatInt(rev, 10))
-	list.SetContinue("")
-	for _, u := range items {
+	list.SetResourceVersion(strconv.FormatInt(page.rev, 10))
+	list.SetContinue(page.cont)
+	list.SetRemainingItemCount(page.remaining)
+	for _, u := range page.items {
 		list.Items = append(list.Items, *u)
 	}
 	return reply{code: http.StatusOK, obj: list}, nil
 }
 
+// listResult is one page of a list.
+type listResult struct {
+	items     []*unstructured.Unstructured
+	rev       int64
+	cont      string
+	remaining *int64
+}
+
+// listPage applies limit and continue to the matching objects: the page ends after limit matches, and the
+// continue token (upstream's format) resumes after the page's last key.
+func (r *crRequest) listPage(ctx context.Context, opts *metainternalversion.ListOptions) (listResult, error) {
+	prefix := r.collectionPrefix(r.info.Namespace)
+	start := ""
+	if opts.Continue != "" {
+		from, _, err := apistorage.DecodeContinue(opts.Continue, prefix)
+		if err != nil {
+			return listResult{}, apierrors.NewBadRequest(fmt.Sprintf("invalid continue token: %v", err))
+		}
+		// The store lists keys after StartKey; the token holds the first key to include.
+		start = from[:len(from)-1]
+		if !strings.HasSuffix(from, "\x00") {
+			start = from
+		}
+	}
+	items, keys, rev, err := r.listMatchingFrom(ctx, opts, prefix, start)
+	if err != nil {
+		return listResult{}, err
+	}
+	res := listResult{items: items, rev: rev}
+	if opts.Limit > 0 && int64(len(items)) > opts.Limit {
+		res.items = items[:opts.Limit]
+		if res.cont, err = apistorage.EncodeContinue(keys[opts.Limit-1]+"\x00", prefix, rev); err != nil {
+			return listResult{}, apierrors.NewInternalError(err)
+		}
+		everything := (opts.LabelSelector == nil || opts.LabelSelector.Empty()) && (opts.FieldSelector == nil || opts.FieldSelector.Empty())
+		if everything {
+			n := int64(len(items)) - opts.Limit
+			res.remaining = &n
+		}
+	}
+	return res, nil
+}
+
 // listMatching reads the collection of the request's namespace and keeps what the selectors match.
 func (r *crRequest) listMatching(ctx context.Context, opts *metainternalversion.ListOptions) ([]*unstructured.Unstructured, int64, error) {
-	prefix := r.collectionPrefix(r.info.Namespace)
-	res, err := r.s.cfg.Storage.List(ctx, prefix, storage.ListOptions{})
+	items, _, rev, err := r.listMatchingFrom(ctx, opts, r.collectionPrefix(r.info.Namespace), "")
+	return items, rev, err
+}
+
+// listMatchingFrom lists the keys under prefix after start and keeps the objects the selectors match, with
+// their keys.
+func (r *crRequest) listMatchingFrom(ctx context.Context, opts *metainternalversion.ListOptions, prefix, start string) ([]*unstructured.Unstructured, []string, int64, error) {
+	res, err := r.s.cfg.Storage.List(ctx, prefix, storage.ListOptions{StartKey: start})
 	if err != nil {
-		return nil, 0, storageUnavailable(err)
+		return nil, nil, 0, storageUnavailable(err)
 	}
 	label, field := labels.Everything(), fields.Everything()
 	if opts.LabelSelector != nil {
@@ -332,6 +383,7 @@ func (r *crRequest) listMatching(ctx context.Context, opts *metainternalversion.
 	}
 	pred := apistorage.SelectionPredicate{Label: label, Field: field, GetAttrs: r.vi.strategy.Attrs}
 	var out []*unstructured.Unstructured
+	var keys []string
 	var corruptErrs []error
 	for _, o := range res.Items {
 		u, err := r.decodeStored(o)
@@ -341,16 +393,17 @@ func (r *crRequest) listMatching(ctx context.Context, opts *metainternalversion.
 		}
 		ok, err := pred.Matches(u)
 		if err != nil {
-			return nil, 0, apierrors.NewInternalError(err)
+			return nil, nil, 0, apierrors.NewInternalError(err)
 		}
 		if ok {
 			out = append(out, u)
+			keys = append(keys, o.Key)
 		}
 	}
 	if len(corruptErrs) > 0 {
-		return nil, 0, listCorrupt(r.gr(), corruptErrs)
+		return nil, nil, 0, listCorrupt(r.gr(), corruptErrs)
 	}
-	return out, res.Revision, nil
+	return out, keys, res.Revision, nil
 }
 
 // listCorrupt is the error a list gets when some of its objects cannot be decoded: one cause per object (at
