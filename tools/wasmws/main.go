@@ -5,7 +5,7 @@
 // validation kube-apiserver runs). That package imports k8s.io/apiserver/pkg/util/webhook only for
 // ValidateWebhookURL, ValidateWebhookService and ValidateCABundle, which live in validation.go. The other files
 // of that package build webhook HTTP clients, and through them reach gRPC (egressselector, konnectivity),
-// OpenTelemetry exporters and client-go's REST client: about 230 packages and 2.7 MB of brotli in the wasm,
+// OpenTelemetry exporters and client-go's REST client: about 160 packages and 2.7 MB of brotli in the wasm,
 // none of which a browser tab can use. See docs/architecture.md.
 //
 // Why a workspace replace and not `go mod vendor` with a -overlay: go build -overlay refuses to replace files
