@@ -3,6 +3,7 @@ package engine_test
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -46,5 +47,50 @@ func TestOpenAPIPublished(t *testing.T) {
 	}
 	if rec := do(h, "GET", "/openapi/v2", "", nil); rec.Code != 200 || !strings.Contains(rec.Body.String(), `"com.example.stable.v1.CronTab"`) {
 		t.Errorf("v2: %d %.200s", rec.Code, rec.Body)
+	}
+}
+
+// TestAggregatedDiscovery checks that /apis answers aggregated discovery (v2) when asked, listing the CRD's group
+// with its resources, and legacy APIGroupList otherwise.
+func TestAggregatedDiscovery(t *testing.T) {
+	h, err := engine.NewHandler(engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec := do(h, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "application/yaml", crontabCRD(t)); rec.Code != http.StatusCreated {
+		t.Fatalf("creating the CRD: %d %s", rec.Code, rec.Body)
+	}
+	req := httptest.NewRequest("GET", "/apis", nil)
+	req.Header.Set("Accept", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if ct := rec.Header().Get("Content-Type"); ct != "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList" {
+		t.Fatalf("content type %q", ct)
+	}
+	var list struct {
+		Items []struct {
+			Metadata struct{ Name string } `json:"metadata"`
+			Versions []struct {
+				Version   string `json:"version"`
+				Resources []struct {
+					Resource string `json:"resource"`
+				} `json:"resources"`
+			} `json:"versions"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &list); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, g := range list.Items {
+		if g.Metadata.Name == "stable.example.com" && len(g.Versions) == 1 && g.Versions[0].Resources[0].Resource == "crontabs" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("stable.example.com/v1 crontabs missing: %s", rec.Body)
+	}
+	if rec := do(h, "GET", "/apis", "", nil); !strings.Contains(rec.Body.String(), `"kind":"APIGroupList"`) {
+		t.Errorf("legacy /apis: %s", rec.Body)
 	}
 }

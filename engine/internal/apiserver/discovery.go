@@ -36,6 +36,8 @@ func (s *Server) serveNonResource(w http.ResponseWriter, req *http.Request, rec 
 		s.write(w, req, rec, reply{code: http.StatusOK, raw: kubeVersion}, mt)
 	case len(parts) == 1 && parts[0] == "api":
 		s.write(w, req, rec, reply{code: http.StatusOK, raw: &metav1.APIVersions{TypeMeta: metav1.TypeMeta{Kind: "APIVersions"}, Versions: []string{}}}, mt)
+	case len(parts) == 1 && parts[0] == "apis" && wantsAggregated(req):
+		s.writeAggregated(w, req, rec)
 	case len(parts) == 1 && parts[0] == "apis":
 		groups, err := s.groupList(req)
 		if err != nil {
