@@ -16,7 +16,6 @@ import (
 	listvalidation "k8s.io/apimachinery/pkg/apis/meta/internalversion/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -472,12 +471,9 @@ func (r *crRequest) create() (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	opts := &metav1.CreateOptions{}
-	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(r.req.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
-		return reply{}, apierrors.NewBadRequest(err.Error())
-	}
-	if errs := metav1validation.ValidateCreateOptions(opts); len(errs) > 0 {
-		return reply{}, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "CreateOptions"}, "", errs)
+	opts, err := createOptions(r.req)
+	if err != nil {
+		return reply{}, err
 	}
 	obj, gvk, err := r.decodeBody(body, fieldValidation(opts.FieldValidation))
 	if err != nil {
@@ -557,12 +553,9 @@ func (r *crRequest) update(strategy updateStrategy, fm *managedfields.FieldManag
 	if err != nil {
 		return reply{}, err
 	}
-	opts := &metav1.UpdateOptions{}
-	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(r.req.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
-		return reply{}, apierrors.NewBadRequest(err.Error())
-	}
-	if errs := metav1validation.ValidateUpdateOptions(opts); len(errs) > 0 {
-		return reply{}, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "UpdateOptions"}, "", errs)
+	opts, err := updateOptions(r.req)
+	if err != nil {
+		return reply{}, err
 	}
 	obj, gvk, err := r.decodeBody(body, fieldValidation(opts.FieldValidation))
 	if err != nil {

@@ -20,7 +20,6 @@ import (
 	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -326,12 +325,9 @@ func (r *crdRequest) create() (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	opts := &metav1.CreateOptions{}
-	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(r.req.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
-		return reply{}, apierrors.NewBadRequest(err.Error())
-	}
-	if errs := metav1validation.ValidateCreateOptions(opts); len(errs) > 0 {
-		return reply{}, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "CreateOptions"}, "", errs)
+	opts, err := createOptions(r.req)
+	if err != nil {
+		return reply{}, err
 	}
 	crd, warns, err := crds.Decode(body, r.req.Header.Get("Content-Type"), opts.FieldValidation)
 	if err != nil {
@@ -516,14 +512,20 @@ func (s *Server) writeCRDStatus(ctx context.Context, next, live *apiextensionsv1
 	if err := crds.BeforeStatusUpdate(ctxWithNamespace(ctx, ""), next, live); err != nil {
 		return nil, err
 	}
-	if next.DeletionTimestamp != nil && len(next.Finalizers) == 0 {
+	return s.writeOrDeleteCRD(ctx, next, live)
+}
+
+// writeOrDeleteCRD stores crd over live, or deletes it when it is being deleted and no finalizer is left.
+func (s *Server) writeOrDeleteCRD(ctx context.Context, crd, live *apiextensionsv1.CustomResourceDefinition) (*apiextensionsv1.CustomResourceDefinition, error) {
+	if crd.DeletionTimestamp != nil && len(crd.Finalizers) == 0 {
 		rev, _ := strconv.ParseInt(live.ResourceVersion, 10, 64)
-		if _, err := s.cfg.Storage.Delete(ctx, crdKey(next.Name), rev); err != nil {
-			return nil, err
+		if _, err := s.cfg.Storage.Delete(ctx, crdKey(crd.Name), rev); err != nil {
+			return nil, storageUnavailable(err)
 		}
-		return next, nil
+		s.infos.Delete(crd.Name)
+		return crd, nil
 	}
-	return s.writeCRD(ctx, next, live)
+	return s.writeCRD(ctx, crd, live)
 }
 
 // updateCRD is PUT (and the core of PATCH) for CRDs and their /status.
@@ -571,14 +573,7 @@ func (r *crdRequest) updateWith(ctx context.Context, status bool, dryRun bool, m
 	if dryRun {
 		return obj, nil
 	}
-	if obj.DeletionTimestamp != nil && len(obj.Finalizers) == 0 {
-		rev, _ := strconv.ParseInt(live.ResourceVersion, 10, 64)
-		if _, err := r.s.cfg.Storage.Delete(ctx, crdKey(obj.Name), rev); err != nil {
-			return nil, storageUnavailable(err)
-		}
-		return obj, nil
-	}
-	return r.s.writeCRD(ctx, obj, live)
+	return r.s.writeOrDeleteCRD(ctx, obj, live)
 }
 
 func (r *crdRequest) update() (reply, error) {
@@ -587,12 +582,9 @@ func (r *crdRequest) update() (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	opts := &metav1.UpdateOptions{}
-	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(r.req.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
-		return reply{}, apierrors.NewBadRequest(err.Error())
-	}
-	if errs := metav1validation.ValidateUpdateOptions(opts); len(errs) > 0 {
-		return reply{}, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "UpdateOptions"}, "", errs)
+	opts, err := updateOptions(r.req)
+	if err != nil {
+		return reply{}, err
 	}
 	crd, warns, err := crds.Decode(body, r.req.Header.Get("Content-Type"), opts.FieldValidation)
 	if err != nil {

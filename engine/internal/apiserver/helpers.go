@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"mime"
 	"net/http"
 	"strings"
@@ -169,3 +171,27 @@ func inputFormat(req *http.Request, supported []string) (yaml bool, err error) {
 }
 
 func mimeType(ct string) (string, map[string]string, error) { return mime.ParseMediaType(ct) }
+
+// createOptions reads and checks the CreateOptions of a request's query.
+func createOptions(req *http.Request) (*metav1.CreateOptions, error) {
+	opts := &metav1.CreateOptions{}
+	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(req.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	if errs := metav1validation.ValidateCreateOptions(opts); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "CreateOptions"}, "", errs)
+	}
+	return opts, nil
+}
+
+// updateOptions reads and checks the UpdateOptions of a request's query.
+func updateOptions(req *http.Request) (*metav1.UpdateOptions, error) {
+	opts := &metav1.UpdateOptions{}
+	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(req.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	if errs := metav1validation.ValidateUpdateOptions(opts); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "UpdateOptions"}, "", errs)
+	}
+	return opts, nil
+}

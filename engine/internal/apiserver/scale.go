@@ -12,7 +12,6 @@ import (
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -108,9 +107,9 @@ func (r *crRequest) updateScale() (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	opts := &metav1.UpdateOptions{}
-	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(r.req.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
-		return reply{}, apierrors.NewBadRequest(err.Error())
+	opts, err := updateOptions(r.req)
+	if err != nil {
+		return reply{}, err
 	}
 	manager := managerOrUserAgent(opts.FieldManager, r.req.UserAgent())
 	sc := r.vi.subresources.Scale
