@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -86,6 +87,11 @@ type Options struct {
 	NoSleep bool
 	// Logf, if set, receives one line per request (the oracle's --v).
 	Logf func(format string, args ...any)
+	// FS, if set, is where RunCase reads case directories (their names are
+	// then paths in FS, as fs.ValidPath describes). Nil means the operating
+	// system's files. It exists for the browser, where the cases arrive as a
+	// bundle and there is no file system (see wasm/oraclerunner).
+	FS fs.FS
 }
 
 // DefaultOptions returns the oracle's own timing, for running against a real
@@ -124,16 +130,25 @@ func New(client *http.Client, baseURL string, opts Options) *Runner {
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = defaultPollInterval
 	}
+	if opts.FS == nil {
+		opts.FS = osFS{}
+	}
 	return &Runner{base: strings.TrimRight(baseURL, "/"), client: client, opts: opts}
 }
 
 // CaseDirs returns the case directories under root, sorted: root itself if
 // it holds a crd.yaml, otherwise its subdirectories that do.
 func CaseDirs(root string) ([]string, error) {
-	if _, err := os.Stat(filepath.Join(root, "crd.yaml")); err == nil {
+	return CaseDirsFS(osFS{}, root)
+}
+
+// CaseDirsFS is CaseDirs for case directories in fsys, for a Runner whose
+// Options.FS is fsys.
+func CaseDirsFS(fsys fs.FS, root string) ([]string, error) {
+	if _, err := fs.Stat(fsys, filepath.Join(root, "crd.yaml")); err == nil {
 		return []string{root}, nil
 	}
-	sub, err := filepath.Glob(filepath.Join(root, "*", "crd.yaml"))
+	sub, err := fs.Glob(fsys, filepath.Join(root, "*", "crd.yaml"))
 	if err != nil {
 		return nil, err
 	}
@@ -284,8 +299,21 @@ func (r *Runner) getJSON(path string) (int, map[string]any) {
 
 // ---------------------------------------------------------------- helpers
 
-func readYAMLObject(file string) (map[string]any, error) {
-	data, err := os.ReadFile(file)
+// osFS is the operating system's file system as an fs.FS that, unlike
+// os.DirFS, takes the OS's own paths (absolute, or relative with ".."), so
+// that a Runner without Options.FS accepts the paths it always has. The fs
+// package's helpers (fs.ReadFile, fs.ReadDir, fs.Stat, fs.Glob) call these
+// methods directly, without fs.ValidPath.
+type osFS struct{}
+
+func (osFS) Open(name string) (fs.File, error)                 { return os.Open(name) }
+func (osFS) ReadFile(name string) ([]byte, error)              { return os.ReadFile(name) }
+func (osFS) ReadDir(name string) ([]fs.DirEntry, error)        { return os.ReadDir(name) }
+func (osFS) Stat(name string) (fs.FileInfo, error)             { return os.Stat(name) }
+func (osFS) Glob(pattern string) (matches []string, err error) { return filepath.Glob(pattern) }
+
+func readYAMLObject(fsys fs.FS, file string) (map[string]any, error) {
+	data, err := fs.ReadFile(fsys, file)
 	if err != nil {
 		return nil, err
 	}
@@ -554,8 +582,8 @@ type step struct {
 	file, stem, op string
 }
 
-func listSteps(dir string) ([]step, error) {
-	entries, err := os.ReadDir(dir)
+func listSteps(fsys fs.FS, dir string) ([]step, error) {
+	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -584,11 +612,11 @@ func listSteps(dir string) ([]step, error) {
 // cleanup); differing responses are reported in Result.Diffs instead.
 func (r *Runner) RunCase(dir string) (res Result, err error) {
 	cs := &caseState{dir: dir, crds: map[string]*crdInfo{}, created: map[string]bool{}}
-	steps, err := listSteps(dir)
+	steps, err := listSteps(r.opts.FS, dir)
 	if err != nil {
 		return res, err
 	}
-	crdObj, err := readYAMLObject(filepath.Join(dir, "crd.yaml"))
+	crdObj, err := readYAMLObject(r.opts.FS, filepath.Join(dir, "crd.yaml"))
 	if err != nil {
 		return res, err
 	}
@@ -596,7 +624,7 @@ func (r *Runner) RunCase(dir string) (res Result, err error) {
 	// Pre-clean CRDs this case will create (left over from an aborted run).
 	pre := []string{str(crdObj, "metadata", "name")}
 	for _, s := range steps {
-		if o, err := readYAMLObject(s.file); err == nil && str(o, "kind") == crdKind && (s.op == "create" || s.op == "apply") {
+		if o, err := readYAMLObject(r.opts.FS, s.file); err == nil && str(o, "kind") == crdKind && (s.op == "create" || s.op == "apply") {
 			pre = append(pre, str(o, "metadata", "name"))
 		}
 	}
@@ -619,7 +647,7 @@ func (r *Runner) RunCase(dir string) (res Result, err error) {
 			}
 		}
 		if err == nil {
-			res.Diffs, err = check(dir, outputs)
+			res.Diffs, err = check(r.opts.FS, dir, outputs)
 		}
 	}()
 
@@ -639,10 +667,10 @@ func (r *Runner) RunCase(dir string) (res Result, err error) {
 
 // check compares outputs with the files in dir/expected, in the oracle's
 // order: expected files without output first, then outputs by name.
-func check(dir string, outputs map[string][]byte) ([]string, error) {
+func check(fsys fs.FS, dir string, outputs map[string][]byte) ([]string, error) {
 	exp := filepath.Join(dir, "expected")
 	var diffs []string
-	existing, _ := filepath.Glob(filepath.Join(exp, "*.json"))
+	existing, _ := fs.Glob(fsys, filepath.Join(exp, "*.json"))
 	seen := map[string]bool{}
 	for _, f := range existing {
 		seen[filepath.Base(f)] = true
@@ -660,7 +688,7 @@ func check(dir string, outputs map[string][]byte) ([]string, error) {
 			diffs = append(diffs, fmt.Sprintf("%s: new output, no expected file", n))
 			continue
 		}
-		want, err := os.ReadFile(filepath.Join(exp, n))
+		want, err := fs.ReadFile(fsys, filepath.Join(exp, n))
 		if err != nil {
 			return nil, err
 		}
@@ -722,7 +750,7 @@ func withQuery(path, q string) string {
 
 func (r *Runner) runStep(cs *caseState, s step) (map[string]*recorded, error) {
 	out := map[string]*recorded{}
-	obj, err := readYAMLObject(s.file)
+	obj, err := readYAMLObject(r.opts.FS, s.file)
 	if err != nil {
 		return nil, err
 	}
