@@ -8,8 +8,8 @@ import (
 	"sync"
 )
 
-// memoryHistory is how many past events the in-memory store keeps so that a watch can resume from an older
-// revision. A watcher that falls further behind gets ErrCompacted, as from a compacted etcd.
+// memoryHistory is how many past events the in-memory store keeps at least so that a watch can resume from an
+// older revision. A watcher that falls further behind gets ErrCompacted, as from a compacted etcd.
 const memoryHistory = 4096
 
 // Memory is the in-memory Interface used in the browser and by default in the server.
@@ -17,12 +17,13 @@ type Memory struct {
 	mu       sync.Mutex
 	rev      int64
 	data     map[string]Object
-	history  []Event // the last memoryHistory events, oldest first
+	history  []Event // the last memoryHistory to 2*memoryHistory events, oldest first
 	watchers map[*memWatcher]struct{}
 }
 
 type memWatcher struct {
 	prefix string
+	from   int64 // only events after this revision are sent
 	ch     chan Event
 }
 
@@ -120,11 +121,15 @@ func (s *Memory) put(key string, value, prev []byte) int64 {
 
 func (s *Memory) publish(ev Event) {
 	s.history = append(s.history, ev)
-	if len(s.history) > memoryHistory {
+	// Trimming only when the history has doubled makes its cost one copy per memoryHistory writes rather than
+	// one per write.
+	if len(s.history) > 2*memoryHistory {
 		s.history = append(s.history[:0:0], s.history[len(s.history)-memoryHistory:]...)
 	}
 	for w := range s.watchers {
-		if !strings.HasPrefix(ev.Object.Key, w.prefix) {
+		// A watch may start from a revision the store has not reached yet (a client resuming from a list
+		// taken elsewhere): the writes up to it are not "after" it.
+		if !strings.HasPrefix(ev.Object.Key, w.prefix) || ev.Object.Revision <= w.from {
 			continue
 		}
 		select {
@@ -142,16 +147,22 @@ func (s *Memory) publish(ev Event) {
 func (s *Memory) Watch(ctx context.Context, prefix string, from int64) (<-chan Event, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	w := &memWatcher{prefix: prefix, ch: make(chan Event, memoryHistory)}
+	var replay []Event
 	if from > 0 && from < s.rev {
 		if len(s.history) == 0 || s.history[0].Object.Revision > from+1 {
 			return nil, fmt.Errorf("revision %d: %w", from, ErrCompacted)
 		}
 		for _, ev := range s.history {
 			if ev.Object.Revision > from && strings.HasPrefix(ev.Object.Key, prefix) {
-				w.ch <- ev
+				replay = append(replay, ev)
 			}
 		}
+	}
+	// The replay must fit (it is sent with s.mu held), and leave a resumed watcher as much room for live
+	// events as a new one has.
+	w := &memWatcher{prefix: prefix, from: from, ch: make(chan Event, len(replay)+memoryHistory)}
+	for _, ev := range replay {
+		w.ch <- ev
 	}
 	s.watchers[w] = struct{}{}
 	go func() {
