@@ -1,0 +1,112 @@
+package etcdstore
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+)
+
+// embeddedReadyTimeout bounds the wait for an embedded etcd to serve. Replaying a large write-ahead log after a
+// crash is the slow case.
+const embeddedReadyTimeout = 60 * time.Second
+
+// StartEmbedded starts a single-member etcd inside the process, keeping its data in dataDir (created if
+// needed; reopening a directory resumes its data) and serving plain-HTTP clients on a free port of 127.0.0.1.
+// It returns the client URL for Config.Endpoints and a function that stops etcd.
+//
+// The embedded etcd has neither TLS nor authentication, so it listens on loopback only.
+func StartEmbedded(dataDir string) (endpoint string, stop func(), err error) {
+	return StartEmbeddedOn(dataDir, "127.0.0.1:0")
+}
+
+// StartEmbeddedOn is StartEmbedded serving clients on addr, a loopback host:port; port 0 picks a free one.
+func StartEmbeddedOn(dataDir, addr string) (endpoint string, stop func(), err error) {
+	cfg, err := embeddedConfig(dataDir, addr)
+	if err != nil {
+		return "", nil, err
+	}
+	return startEmbedded(cfg)
+}
+
+// embeddedConfig is the configuration of an embedded etcd; tests change it (TLS) before startEmbedded.
+func embeddedConfig(dataDir, addr string) (*embed.Config, error) {
+	if dataDir == "" {
+		return nil, errors.New("embedded etcd: no data directory")
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("embedded etcd: %w", err)
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return nil, fmt.Errorf("embedded etcd: %s is not a loopback IP address (it has no TLS or authentication)", host)
+	}
+	if port == "0" {
+		if port, err = freePort(host); err != nil {
+			return nil, err
+		}
+	}
+	// A single member has no peers, but etcd insists on a peer listener; it is on loopback too.
+	peerPort, err := freePort(host)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("embedded etcd: %w", err)
+	}
+	cu := url.URL{Scheme: "http", Host: net.JoinHostPort(host, port)}
+	pu := url.URL{Scheme: "http", Host: net.JoinHostPort(host, peerPort)}
+
+	cfg := embed.NewConfig()
+	cfg.Name = "crdplay"
+	cfg.Dir = dataDir
+	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{cu}, []url.URL{cu}
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{pu}, []url.URL{pu}
+	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+	// Only the engine's gRPC client talks to it.
+	cfg.EnableGRPCGateway = false
+	// kube-apiserver compacts its etcd every 5 minutes; without compaction the history of every object grows
+	// forever. Watches resuming from before the compaction get 410 Gone and list again, as from a cluster.
+	cfg.AutoCompactionMode = embed.CompactorModePeriodic
+	cfg.AutoCompactionRetention = "5m"
+	// etcd logs every start, election and compaction at info level; the server's own log is enough unless
+	// something goes wrong. Shutdown logs spurious errors ("server closed") at error level, hence fatal.
+	cfg.LogLevel = "fatal"
+	return cfg, nil
+}
+
+func startEmbedded(cfg *embed.Config) (string, func(), error) {
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		return "", nil, fmt.Errorf("embedded etcd in %s: %w", cfg.Dir, err)
+	}
+	var once sync.Once
+	stop := func() { once.Do(e.Close) }
+	select {
+	case <-e.Server.ReadyNotify():
+	case err := <-e.Err():
+		stop()
+		return "", nil, fmt.Errorf("embedded etcd in %s: %w", cfg.Dir, err)
+	case <-time.After(embeddedReadyTimeout):
+		stop()
+		return "", nil, fmt.Errorf("embedded etcd in %s: not ready after %v", cfg.Dir, embeddedReadyTimeout)
+	}
+	return cfg.AdvertiseClientUrls[0].String(), stop, nil
+}
+
+// freePort returns a port that was free on host a moment ago. etcd opens its listeners itself, so the port
+// cannot be held until then; another process taking it in between makes StartEtcd fail, which is reported.
+func freePort(host string) (string, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return "", fmt.Errorf("embedded etcd: %w", err)
+	}
+	defer l.Close()
+	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port), nil
+}

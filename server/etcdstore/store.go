@@ -1,0 +1,403 @@
+package etcdstore
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/namespace"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"crdplay/engine/storage"
+)
+
+// Defaults for Config.
+const (
+	DefaultDialTimeout    = 5 * time.Second
+	DefaultRequestTimeout = 5 * time.Second
+)
+
+// listChunk is how many keys one etcd request of a List reads at most, so that a large collection is read in
+// several moderate responses (all at the revision of the first) instead of one that a slow link cannot carry.
+const listChunk = 1000
+
+// Config says how to reach etcd.
+type Config struct {
+	// Endpoints are client URLs of the etcd cluster, such as http://127.0.0.1:2379 or https://etcd:2379. All
+	// must use the same scheme: the client uses TLS for all of them or for none.
+	Endpoints []string
+	// DialTimeout bounds each attempt to connect (DefaultDialTimeout if 0). Connecting never blocks New: a
+	// store whose etcd is down is created and answers ErrUnavailable until etcd is back.
+	DialTimeout time.Duration
+	// RequestTimeout bounds each request to etcd (DefaultRequestTimeout if 0), so that an unreachable etcd
+	// turns into ErrUnavailable for the caller instead of a request that hangs.
+	RequestTimeout time.Duration
+	// TLS, if set, is the client's TLS configuration for https endpoints (see LoadTLS).
+	TLS *tls.Config
+	// Prefix is put in front of every key in etcd, so that several stores can share one etcd without seeing
+	// each other's keys. "" keeps the engine's keys (/registry/...) as they are, as kube-apiserver does.
+	Prefix string
+}
+
+// Store is a storage.Interface kept in etcd: each object is the value of its key, and an object's revision is
+// the key's ModRevision, so that resourceVersions are etcd revisions exactly as in kube-apiserver.
+type Store struct {
+	client  *clientv3.Client
+	kv      clientv3.KV
+	watcher clientv3.Watcher
+	timeout time.Duration
+	where   string // names the cluster in errors
+}
+
+var _ storage.Interface = (*Store)(nil)
+
+// New returns a Store for the etcd at cfg.Endpoints. It does not wait for a connection.
+func New(cfg Config) (*Store, error) {
+	if len(cfg.Endpoints) == 0 {
+		return nil, errors.New("etcd: no endpoints")
+	}
+	scheme := ""
+	for i, ep := range cfg.Endpoints {
+		s, _, ok := strings.Cut(ep, "://")
+		if !ok || (s != "http" && s != "https") {
+			return nil, fmt.Errorf("etcd endpoint %q: want http://host:port or https://host:port", ep)
+		}
+		if i > 0 && s != scheme {
+			return nil, fmt.Errorf("etcd endpoints %s mix http and https", strings.Join(cfg.Endpoints, ","))
+		}
+		scheme = s
+	}
+	if cfg.TLS != nil && scheme == "http" {
+		// The etcd client silently drops TLS for http endpoints; a TLS setting the user gave must not be ignored.
+		return nil, fmt.Errorf("etcd endpoints %s are http, but TLS is configured: use https://", strings.Join(cfg.Endpoints, ","))
+	}
+	if cfg.DialTimeout <= 0 {
+		cfg.DialTimeout = DefaultDialTimeout
+	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = DefaultRequestTimeout
+	}
+	client, err := clientv3.New(clientv3.Config{
+		Endpoints:   cfg.Endpoints,
+		DialTimeout: cfg.DialTimeout,
+		TLS:         cfg.TLS,
+		// Dead connections (a host that vanished without closing them) are noticed within 40s, which ends
+		// watches that would otherwise wait forever; kube-apiserver uses the same values.
+		DialKeepAliveTime:    30 * time.Second,
+		DialKeepAliveTimeout: 10 * time.Second,
+		DialOptions: []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
+			// gRPC's default backoff grows to two minutes between attempts, so a server whose etcd was down for
+			// a while would stay unavailable long after etcd is back. Reconnecting every 2s at most costs little.
+			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 2 * time.Second},
+			MinConnectTimeout: cfg.DialTimeout,
+		})},
+		// The store reports what matters in its errors; the client's own log would repeat every reconnect.
+		Logger: zap.NewNop(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("etcd %s: %w", strings.Join(cfg.Endpoints, ","), err)
+	}
+	s := &Store{
+		client:  client,
+		kv:      client.KV,
+		watcher: client.Watcher,
+		timeout: cfg.RequestTimeout,
+		where:   "etcd " + strings.Join(cfg.Endpoints, ","),
+	}
+	if cfg.Prefix != "" {
+		s.kv = namespace.NewKV(client.KV, cfg.Prefix)
+		s.watcher = namespace.NewWatcher(client.Watcher, cfg.Prefix)
+	}
+	return s, nil
+}
+
+// Close ends the connection to etcd. Watches end (their channels close) and later calls fail.
+func (s *Store) Close() error {
+	werr := s.watcher.Close()
+	return errors.Join(s.client.Close(), werr)
+}
+
+// LoadTLS returns the TLS configuration of an etcd client from PEM files, as etcdctl's --cacert, --cert and
+// --key: caFile (optional; the system's roots otherwise) verifies the server, and certFile with keyFile (both
+// or neither) is the client's certificate.
+func LoadTLS(caFile, certFile, keyFile string) (*tls.Config, error) {
+	if (certFile == "") != (keyFile == "") {
+		return nil, errors.New("a client certificate needs both its certificate and its key file")
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, err
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("%s: no PEM certificate found", caFile)
+		}
+	}
+	if certFile != "" {
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
+}
+
+// ---------------------------------------------------------------- storage.Interface
+
+// Get implements storage.Interface.
+func (s *Store) Get(ctx context.Context, key string) (storage.Object, error) {
+	c, cancel := s.call(ctx)
+	defer cancel()
+	resp, err := s.kv.Get(c, key)
+	if err != nil {
+		return storage.Object{}, s.fail(ctx, "get", key, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return storage.Object{}, fmt.Errorf("%s: %w", key, storage.ErrNotFound)
+	}
+	kv := resp.Kvs[0]
+	return storage.Object{Key: key, Value: kv.Value, Revision: kv.ModRevision}, nil
+}
+
+// List implements storage.Interface. It reads in chunks at the revision of the first one, so that a list is
+// one consistent snapshot however many requests it takes.
+func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOptions) (storage.ListResult, error) {
+	end := clientv3.GetPrefixRangeEnd(prefix)
+	start := prefix
+	if opts.StartKey != "" && opts.StartKey+"\x00" > start {
+		start = opts.StartKey + "\x00" // the first key after StartKey
+	}
+	if start == "" {
+		start = "\x00" // etcd has no empty key; "" would be refused as one
+	}
+	var res storage.ListResult
+	for {
+		n := int64(listChunk)
+		if opts.Limit > 0 && opts.Limit-int64(len(res.Items)) < n {
+			n = opts.Limit - int64(len(res.Items))
+		}
+		ropts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(n)}
+		if res.Revision != 0 {
+			ropts = append(ropts, clientv3.WithRev(res.Revision))
+		}
+		c, cancel := s.call(ctx)
+		resp, err := s.kv.Get(c, start, ropts...)
+		cancel()
+		if err != nil {
+			return storage.ListResult{}, s.fail(ctx, "list", prefix, err)
+		}
+		if res.Revision == 0 {
+			res.Revision = resp.Header.Revision
+		}
+		for _, kv := range resp.Kvs {
+			res.Items = append(res.Items, storage.Object{Key: string(kv.Key), Value: kv.Value, Revision: kv.ModRevision})
+		}
+		if !resp.More || len(resp.Kvs) == 0 {
+			return res, nil
+		}
+		if opts.Limit > 0 && int64(len(res.Items)) >= opts.Limit {
+			res.More = true
+			return res, nil
+		}
+		start = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	}
+}
+
+// Create implements storage.Interface.
+func (s *Store) Create(ctx context.Context, key string, value []byte) (int64, error) {
+	c, cancel := s.call(ctx)
+	defer cancel()
+	resp, err := s.kv.Txn(c).
+		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+		Then(clientv3.OpPut(key, string(value))).
+		Commit()
+	if err != nil {
+		return 0, s.fail(ctx, "create", key, err)
+	}
+	if !resp.Succeeded {
+		return 0, fmt.Errorf("%s: %w", key, storage.ErrExists)
+	}
+	return resp.Header.Revision, nil
+}
+
+// Update implements storage.Interface.
+func (s *Store) Update(ctx context.Context, key string, value []byte, expected int64) (int64, error) {
+	c, cancel := s.call(ctx)
+	defer cancel()
+	resp, err := s.kv.Txn(c).
+		// A missing key has ModRevision 0, so the revision alone would let an update with 0 create the key.
+		If(clientv3.Compare(clientv3.CreateRevision(key), ">", 0), clientv3.Compare(clientv3.ModRevision(key), "=", expected)).
+		Then(clientv3.OpPut(key, string(value))).
+		Else(clientv3.OpGet(key, clientv3.WithKeysOnly())).
+		Commit()
+	if err != nil {
+		return 0, s.fail(ctx, "update", key, err)
+	}
+	if !resp.Succeeded {
+		return 0, mismatch(key, expected, resp)
+	}
+	return resp.Header.Revision, nil
+}
+
+// Delete implements storage.Interface.
+func (s *Store) Delete(ctx context.Context, key string, expected int64) (storage.Object, error) {
+	c, cancel := s.call(ctx)
+	defer cancel()
+	cmps := []clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(key), ">", 0)}
+	if expected != 0 {
+		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(key), "=", expected))
+	}
+	resp, err := s.kv.Txn(c).
+		If(cmps...).
+		Then(clientv3.OpDelete(key, clientv3.WithPrevKV())).
+		Else(clientv3.OpGet(key, clientv3.WithKeysOnly())).
+		Commit()
+	if err != nil {
+		return storage.Object{}, s.fail(ctx, "delete", key, err)
+	}
+	if !resp.Succeeded {
+		return storage.Object{}, mismatch(key, expected, resp)
+	}
+	prev := resp.Responses[0].GetResponseDeleteRange().GetPrevKvs()
+	if len(prev) == 0 {
+		return storage.Object{}, fmt.Errorf("%s: %w", key, storage.ErrNotFound) // cannot happen: the compare saw it
+	}
+	return storage.Object{Key: key, Value: prev[0].Value, Revision: prev[0].ModRevision}, nil
+}
+
+// mismatch explains a transaction whose compare failed, from the key's state its Else branch read.
+func mismatch(key string, expected int64, resp *clientv3.TxnResponse) error {
+	kvs := resp.Responses[0].GetResponseRange().GetKvs()
+	if len(kvs) == 0 {
+		return fmt.Errorf("%s: %w", key, storage.ErrNotFound)
+	}
+	return fmt.Errorf("%s: at revision %d, not %d: %w", key, kvs[0].ModRevision, expected, storage.ErrConflict)
+}
+
+// Watch implements storage.Interface.
+//
+// Before watching, Watch reads the revision to start from, so that an unreachable etcd or a compacted
+// revision is an error now, which the engine can answer with, rather than a channel that closes at once.
+func (s *Store) Watch(ctx context.Context, prefix string, from int64) (<-chan storage.Event, error) {
+	c, cancel := s.call(ctx)
+	defer cancel()
+	// Reading one key at revision from fails if from is compacted; a revision etcd has not reached yet is
+	// fine: its changes are still to come. A count-only read of one key costs etcd nearly nothing.
+	probe := []clientv3.OpOption{clientv3.WithCountOnly()}
+	if from > 0 {
+		probe = append(probe, clientv3.WithRev(from))
+	}
+	key := prefix
+	if key == "" {
+		key = "\x00"
+	}
+	resp, err := s.kv.Get(c, key, probe...)
+	switch {
+	case errors.Is(err, rpctypes.ErrFutureRev):
+	case err != nil:
+		return nil, s.fail(ctx, "watch", prefix, err)
+	case from == 0:
+		from = resp.Header.Revision
+	}
+
+	wctx, wcancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+	wch := s.watcher.Watch(wctx, prefix, clientv3.WithPrefix(), clientv3.WithRev(from+1), clientv3.WithPrevKV())
+	out := make(chan storage.Event, 128)
+	go func() {
+		defer close(out)
+		defer wcancel()
+		for resp := range wch {
+			// A compacted start, a lost leader or a closed client all end the watch: the contract's closed
+			// channel, after which the engine's client lists again.
+			if resp.Err() != nil || resp.Canceled {
+				return
+			}
+			for _, ev := range resp.Events {
+				select {
+				case out <- event(ev):
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return out, nil
+}
+
+// event converts an etcd watch event.
+func event(ev *clientv3.Event) storage.Event {
+	o := storage.Object{Key: string(ev.Kv.Key), Revision: ev.Kv.ModRevision}
+	var prev []byte
+	if ev.PrevKv != nil {
+		prev = ev.PrevKv.Value
+	}
+	if ev.Type == clientv3.EventTypeDelete {
+		return storage.Event{Type: storage.EventDelete, Object: o, Prev: prev}
+	}
+	o.Value = ev.Kv.Value
+	switch {
+	case ev.IsCreate():
+		prev = nil // a create has no previous document, whatever the key held before its last delete
+	case prev == nil:
+		// The engine tells MODIFIED from ADDED by a non-nil Prev; etcd omits the previous value when it has
+		// been compacted away, or when it was empty.
+		prev = []byte{}
+	}
+	return storage.Event{Type: storage.EventPut, Object: o, Prev: prev}
+}
+
+// ---------------------------------------------------------------- errors and timeouts
+
+// call returns the context of one request: ctx bounded by the request timeout.
+func (s *Store) call(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, s.timeout)
+}
+
+// fail converts the error of a request that ctx made: unreachable etcd and timeouts become ErrUnavailable
+// (which the engine answers with 503), compaction ErrCompacted.
+func (s *Store) fail(ctx context.Context, op, key string, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		// The caller gave up (its client went away); etcd is not to blame.
+		return fmt.Errorf("%s %s: %w", op, key, ctx.Err())
+	case errors.Is(err, rpctypes.ErrCompacted):
+		return fmt.Errorf("%s %s: %w", op, key, storage.ErrCompacted)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%w: %s did not answer %s %s within %v", storage.ErrUnavailable, s.where, op, key, s.timeout)
+	case unavailable(err):
+		return fmt.Errorf("%w: %s: %s %s: %v", storage.ErrUnavailable, s.where, op, key, err)
+	}
+	return fmt.Errorf("%s: %s %s: %w", s.where, op, key, err)
+}
+
+// unavailable reports errors that say etcd cannot serve now but may later: no connection, no leader, overload.
+func unavailable(err error) bool {
+	for _, e := range []error{
+		rpctypes.ErrNoLeader, rpctypes.ErrNotCapable, rpctypes.ErrStopped, rpctypes.ErrTimeout,
+		rpctypes.ErrTimeoutDueToLeaderFail, rpctypes.ErrTimeoutDueToConnectionLost, rpctypes.ErrUnhealthy,
+		rpctypes.ErrLeaderChanged, rpctypes.ErrTooManyRequests, rpctypes.ErrTimeoutWaitAppliedIndex,
+	} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	switch status.Code(err) {
+	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled, codes.ResourceExhausted:
+		return true
+	}
+	return errors.Is(err, context.Canceled) // the client was closed
+}

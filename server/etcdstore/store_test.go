@@ -1,0 +1,412 @@
+package etcdstore
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"flag"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"crdplay/engine/storage"
+	"crdplay/engine/storage/storagetest"
+)
+
+// endpoint is the embedded etcd that every test of the package shares (TestMain starts it): starting one takes
+// about a second, and the tests keep apart through key prefixes.
+var endpoint string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "etcdstore-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	ep, stop, err := StartEmbedded(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	endpoint = ep
+	code := m.Run()
+	stop()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+var prefixes atomic.Int64
+
+// newStore returns a store of its own on the shared etcd: its keys live under a prefix no other test uses.
+func newStore(t *testing.T, cfg Config) *Store {
+	t.Helper()
+	if cfg.Endpoints == nil {
+		cfg.Endpoints = []string{endpoint}
+	}
+	if cfg.Prefix == "" {
+		cfg.Prefix = fmt.Sprintf("/test%d", prefixes.Add(1))
+	}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestContract(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T) storage.Interface { return newStore(t, Config{}) })
+}
+
+// TestKeysAndRevisions: objects are where kube-apiserver keeps them, readable with etcdctl, and an object's
+// revision is its key's ModRevision.
+func TestKeysAndRevisions(t *testing.T) {
+	ctx := context.Background()
+	key := fmt.Sprintf("/registry/example.com/widgets/ns/w%d", time.Now().UnixNano())
+	s, err := New(Config{Endpoints: []string{endpoint}}) // no prefix, as the server uses it
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rev, err := s.Create(ctx, key, []byte(`{"kind":"Widget"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := s.client.Get(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Kvs) != 1 || string(resp.Kvs[0].Value) != `{"kind":"Widget"}` || resp.Kvs[0].ModRevision != rev {
+		t.Errorf("etcd holds %v at %s, want the value at ModRevision %d", resp.Kvs, key, rev)
+	}
+}
+
+// TestPrefix: stores with different prefixes share an etcd without seeing each other's keys or events.
+func TestPrefix(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a, b := newStore(t, Config{}), newStore(t, Config{})
+	ch, err := b.Watch(ctx, "/registry/", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Create(ctx, "/registry/x", []byte("a's")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Get(ctx, "/registry/x"); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("b sees a's key: %v", err)
+	}
+	rev, err := b.Create(ctx, "/registry/x", []byte("b's"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev := <-ch; ev.Object.Revision != rev || string(ev.Object.Value) != "b's" || ev.Object.Key != "/registry/x" {
+		t.Errorf("b's watch: first event %+v, want b's own create", ev)
+	}
+}
+
+// TestCompaction: a watch from a revision etcd has compacted fails with ErrCompacted (the engine's 410 Gone),
+// while one from the compaction revision on still replays.
+func TestCompaction(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := newStore(t, Config{})
+	first, err := s.Create(ctx, "/registry/a", []byte("0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev := first
+	for i := 1; i <= 3; i++ {
+		if rev, err = s.Update(ctx, "/registry/a", []byte(fmt.Sprint(i)), rev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.client.Compact(ctx, rev-1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Watch(ctx, "/registry/", first); !errors.Is(err, storage.ErrCompacted) {
+		t.Errorf("Watch from compacted revision %d: %v, want ErrCompacted", first, err)
+	}
+	ch, err := s.Watch(ctx, "/registry/", rev-1)
+	if err != nil {
+		t.Fatalf("Watch from the compaction revision: %v", err)
+	}
+	if ev := <-ch; ev.Object.Revision != rev || string(ev.Prev) != "2" {
+		t.Errorf("replay after compaction: %+v, want revision %d with Prev 2", ev, rev)
+	}
+}
+
+// TestListChunks: a list longer than one etcd request reads at one revision and pages as a short one does.
+func TestListChunks(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, Config{})
+	const n = listChunk*2 + 10
+	ops := make([]clientv3.Op, 0, 100)
+	for i := 0; i < n; i++ {
+		ops = append(ops, clientv3.OpPut(fmt.Sprintf("/registry/k%05d", i), "v"))
+		if len(ops) == cap(ops) || i == n-1 {
+			if _, err := s.kv.Txn(ctx).Then(ops...).Commit(); err != nil {
+				t.Fatal(err)
+			}
+			ops = ops[:0]
+		}
+	}
+	res, err := s.List(ctx, "/registry/", storage.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Items) != n || res.More || res.Items[n-1].Key != fmt.Sprintf("/registry/k%05d", n-1) {
+		t.Errorf("List: %d items, More %v; want %d", len(res.Items), res.More, n)
+	}
+	page, err := s.List(ctx, "/registry/", storage.ListOptions{Limit: listChunk + 5, StartKey: "/registry/k00002"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Items) != listChunk+5 || !page.More || page.Items[0].Key != "/registry/k00003" {
+		t.Errorf("page: %d items from %s, More %v", len(page.Items), page.Items[0].Key, page.More)
+	}
+}
+
+// TestUnavailable: with nothing listening at the endpoint, every method fails soon with ErrUnavailable, and
+// the message says which etcd did not answer.
+func TestUnavailable(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ep := "http://" + closedPort(t)
+	s := newStore(t, Config{Endpoints: []string{ep}, RequestTimeout: 500 * time.Millisecond})
+	calls := map[string]func() error{
+		"Get":    func() error { _, err := s.Get(ctx, "/registry/a"); return err },
+		"List":   func() error { _, err := s.List(ctx, "/registry/", storage.ListOptions{}); return err },
+		"Create": func() error { _, err := s.Create(ctx, "/registry/a", nil); return err },
+		"Update": func() error { _, err := s.Update(ctx, "/registry/a", nil, 1); return err },
+		"Delete": func() error { _, err := s.Delete(ctx, "/registry/a", 0); return err },
+		"Watch":  func() error { _, err := s.Watch(ctx, "/registry/", 0); return err },
+	}
+	t.Run("methods", func(t *testing.T) {
+		for name, call := range calls {
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				start := time.Now()
+				err := call()
+				if d := time.Since(start); d > 3*time.Second {
+					t.Errorf("took %v", d)
+				}
+				if !errors.Is(err, storage.ErrUnavailable) || !strings.Contains(err.Error(), ep) {
+					t.Errorf("%v, want ErrUnavailable naming %s", err, ep)
+				}
+			})
+		}
+	})
+	// A caller that gives up is not told that etcd is down.
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := s.Get(cctx, "/registry/a"); errors.Is(err, storage.ErrUnavailable) || !errors.Is(err, context.Canceled) {
+		t.Errorf("Get with a cancelled context: %v, want context.Canceled", err)
+	}
+}
+
+// TestReconnect: a store created while etcd is down works once etcd is up, without being recreated.
+func TestReconnect(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	addr := closedPort(t)
+	s := newStore(t, Config{Endpoints: []string{"http://" + addr}, RequestTimeout: 500 * time.Millisecond})
+	if _, err := s.Get(ctx, "/registry/a"); !errors.Is(err, storage.ErrUnavailable) {
+		t.Fatalf("before etcd: %v", err)
+	}
+	// Long enough for the client's reconnect backoff to reach its cap.
+	time.Sleep(3 * time.Second)
+	_, stop, err := StartEmbeddedOn(t.TempDir(), addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	start := time.Now()
+	for {
+		_, err := s.Create(ctx, "/registry/a", []byte("v"))
+		if err == nil {
+			break
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("still failing %v after etcd started: %v", time.Since(start), err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("first success %v after etcd was ready", time.Since(start).Round(time.Millisecond))
+}
+
+func TestNewRejects(t *testing.T) {
+	tlsCfg, err := LoadTLS("", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{}, "no endpoints"},
+		{Config{Endpoints: []string{"127.0.0.1:2379"}}, "want http://host:port or https://host:port"},
+		{Config{Endpoints: []string{"unix:///tmp/etcd"}}, "want http://host:port"},
+		{Config{Endpoints: []string{"http://a:2379", "https://b:2379"}}, "mix http and https"},
+		{Config{Endpoints: []string{"http://a:2379"}, TLS: tlsCfg}, "are http, but TLS is configured"},
+	} {
+		s, err := New(tc.cfg)
+		if err == nil {
+			s.Close()
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("New(%+v): %v, want an error containing %q", tc.cfg, err, tc.want)
+		}
+	}
+}
+
+func TestStartEmbeddedRejects(t *testing.T) {
+	for _, tc := range []struct{ dir, addr, want string }{
+		{"", "127.0.0.1:0", "no data directory"},
+		{t.TempDir(), "0.0.0.0:0", "not a loopback IP address"},
+		{t.TempDir(), "localhost:0", "not a loopback IP address"},
+		{t.TempDir(), "127.0.0.1", "missing port"},
+	} {
+		_, stop, err := StartEmbeddedOn(tc.dir, tc.addr)
+		if err == nil {
+			stop()
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("StartEmbeddedOn(%q, %q): %v, want an error containing %q", tc.dir, tc.addr, err, tc.want)
+		}
+	}
+}
+
+// TestTLS: a store reaches an etcd that requires client certificates with LoadTLS's configuration, and one
+// without the client certificate is refused with ErrUnavailable.
+func TestTLS(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	ca, caKey := writeCert(t, dir, "ca", nil, nil)
+	writeCert(t, dir, "server", ca, caKey)
+	writeCert(t, dir, "client", ca, caKey)
+	f := func(name string) string { return filepath.Join(dir, name) }
+
+	cfg, err := embeddedConfig(filepath.Join(dir, "etcd"), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range cfg.ListenClientUrls {
+		cfg.ListenClientUrls[i].Scheme = "https"
+		cfg.AdvertiseClientUrls[i].Scheme = "https"
+	}
+	cfg.ClientTLSInfo.CertFile, cfg.ClientTLSInfo.KeyFile = f("server.crt"), f("server.key")
+	cfg.ClientTLSInfo.TrustedCAFile, cfg.ClientTLSInfo.ClientCertAuth = f("ca.crt"), true
+	ep, stop, err := startEmbedded(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+
+	tlsCfg, err := LoadTLS(f("ca.crt"), f("client.crt"), f("client.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newStore(t, Config{Endpoints: []string{ep}, TLS: tlsCfg})
+	if _, err := s.Create(ctx, "/registry/a", []byte("over TLS")); err != nil {
+		t.Fatalf("Create over TLS: %v", err)
+	}
+	if o, err := s.Get(ctx, "/registry/a"); err != nil || string(o.Value) != "over TLS" {
+		t.Errorf("Get over TLS: %q, %v", o.Value, err)
+	}
+
+	noCert, err := LoadTLS(f("ca.crt"), "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	anon := newStore(t, Config{Endpoints: []string{ep}, TLS: noCert, RequestTimeout: time.Second})
+	if _, err := anon.Get(ctx, "/registry/a"); !errors.Is(err, storage.ErrUnavailable) {
+		t.Errorf("Get without a client certificate: %v, want ErrUnavailable", err)
+	}
+
+	for _, tc := range []struct{ ca, cert, key, want string }{
+		{f("missing.crt"), "", "", "no such file"},
+		{f("server.key"), "", "", "no PEM certificate"},
+		{"", f("client.crt"), "", "needs both"},
+		{"", f("client.crt"), f("server.key"), "private key does not match"},
+	} {
+		if _, err := LoadTLS(tc.ca, tc.cert, tc.key); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("LoadTLS(%q, %q, %q): %v, want %q", tc.ca, tc.cert, tc.key, err, tc.want)
+		}
+	}
+}
+
+// ---------------------------------------------------------------- helpers
+
+// closedPort returns a loopback address where nothing listens.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// writeCert writes name.crt and name.key in dir: a CA if parent is nil, else a certificate for 127.0.0.1
+// signed by it, usable by servers and clients.
+func writeCert(t *testing.T, dir, name string, parent *x509.Certificate, parentKey *ecdsa.PrivateKey) (*x509.Certificate, *ecdsa.PrivateKey) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()),
+		Subject:      pkix.Name{CommonName: name},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+	}
+	if parent == nil {
+		tmpl.IsCA, tmpl.BasicConstraintsValid = true, true
+		tmpl.KeyUsage = x509.KeyUsageCertSign
+		parent, parentKey = tmpl, key
+	} else {
+		tmpl.KeyUsage = x509.KeyUsageDigitalSignature
+		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
+		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(file, typ string, b []byte) {
+		if err := os.WriteFile(filepath.Join(dir, file), pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: b}), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(name+".crt", "CERTIFICATE", der)
+	write(name+".key", "EC PRIVATE KEY", keyDER)
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cert, key
+}
