@@ -1,0 +1,538 @@
+//go:build js && wasm
+
+// Command wasm is crdplay's browser bridge: the engine (crdplay/engine) in a WebAssembly module, served
+// in-process to JavaScript through one global object, globalThis.crdplay. Its types are in
+// web/static/crdplay.d.ts; web/static/worker.js runs it in a Web Worker and web/static/client.js talks to
+// that worker from the page.
+//
+//	crdplay.request({method, path, headers, body}) -> Promise<{status, headers, body}>
+//	crdplay.version()                              -> {revision, modified, go, kubernetes}
+//	crdplay.reset()                                -> Promise<void>: an empty store
+//	crdplay.setWebhook(fn | null)                  -> fn(reviewJSON, clientConfigJSON) -> Promise<string>
+//
+// This is the only file that touches syscall/js on the engine's side, as tailscale's tsconnect keeps its
+// bridge in one file: the engine stays pure Go (engine/deps_test.go bans syscall/js there), and everything
+// JavaScript sees is decided here. Values cross as plain objects and strings; bodies are strings because
+// the API's bodies are JSON or YAML text.
+//
+// Two rules keep the JavaScript event loop alive:
+//   - Nothing blocks on a js.FuncOf callback's stack. Go runs such a callback synchronously inside the
+//     JavaScript call; if it waited there for a Promise, the event loop that must settle the Promise would
+//     never run again. So request() only parses its argument, starts a goroutine and returns a Promise; the
+//     engine (and the conversion webhook it may call, which awaits the page's Promise) runs on that goroutine.
+//   - A panic never escapes: on a callback it would end the Go program, and every later call would throw
+//     "Go program has already exited". Panics become rejected Promises {error, stack} instead.
+//
+// Build (see tools/webdev, which also copies wasm_exec.js and serves the page):
+//
+//	go run ./tools/wasmws -o build/wasm
+//	GOWORK=$PWD/build/wasm/go.work GOOS=js GOARCH=wasm go build -trimpath -ldflags='-s -w' -o build/web/crdplay.wasm ./wasm
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall/js"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/endpoints/request"
+
+	"crdplay/engine"
+)
+
+const (
+	// requestTimeout bounds a request that is not a watch. Nothing the engine does legitimately takes this
+	// long (a conversion webhook gets 30 s per call); a request that does is a bug or a watch the check below
+	// missed, and its Promise must settle rather than hang the page.
+	requestTimeout = 2 * time.Minute
+	// watchGrace is how long after timeoutSeconds a watch may take to end by itself (the engine closes the
+	// stream at timeoutSeconds) before its context is cancelled.
+	watchGrace = 5 * time.Second
+	// stuckGrace is how long a handler may ignore its cancelled context before the Promise is rejected
+	// without waiting for it.
+	stuckGrace = 5 * time.Second
+
+	// host and remoteAddr are what the engine sees as the request's Host and client address: there is no
+	// connection, and the engine uses neither for anything the page can observe.
+	host       = "localhost"
+	remoteAddr = "127.0.0.1:0"
+)
+
+var (
+	// handler serves requests; reset swaps in a new one over an empty store while requests in flight finish
+	// on the old one.
+	handler atomic.Pointer[http.Handler]
+	// pageWebhook is the page's conversion function (a js.Value holding a function), or nil.
+	pageWebhook atomic.Pointer[js.Value]
+	// kubernetesVersion is the gitVersion the engine reports on /version, read once at start.
+	kubernetesVersion string
+
+	// watchInfo classifies requests the way the engine does (same prefixes), to tell a watch, which never ends
+	// by itself, from every other request.
+	watchInfo = &request.RequestInfoFactory{
+		APIPrefixes:          sets.NewString("api", "apis"),
+		GrouplessAPIPrefixes: sets.NewString("api"),
+	}
+)
+
+func main() {
+	if err := reset(); err != nil {
+		// Nothing to serve with: say so where the page's developer looks, and exit so that the worker sees
+		// the program end instead of waiting for a global that never comes.
+		js.Global().Get("console").Call("error", "crdplay: "+err.Error())
+		return
+	}
+	kubernetesVersion = readKubernetesVersion()
+	js.Global().Set("crdplay", js.ValueOf(map[string]any{
+		"request":    js.FuncOf(jsRequest),
+		"version":    js.FuncOf(jsVersion),
+		"reset":      js.FuncOf(jsReset),
+		"setWebhook": js.FuncOf(jsSetWebhook),
+	}))
+	// Keep the program (and so the functions above) alive; the Go runtime yields to the event loop here.
+	select {}
+}
+
+// reset installs a new engine over an empty in-memory store.
+func reset() error {
+	h, err := engine.NewHandler(engine.Options{Storage: engine.NewMemoryStorage(), Webhook: jsWebhook{}})
+	if err != nil {
+		return err
+	}
+	handler.Store(&h)
+	return nil
+}
+
+// jsRequest is crdplay.request(req): it validates req now (a malformed one is rejected at once, with what is
+// wrong) and serves it on a goroutine.
+func jsRequest(_ js.Value, args []js.Value) any {
+	var arg js.Value
+	if len(args) > 0 {
+		arg = args[0]
+	}
+	req, cancel, timeout, err := parseRequest(arg)
+	if errors.Is(err, errWatchNeedsTimeout) {
+		return js.Global().Get("Promise").Call("resolve", js.ValueOf(watchRefusal()))
+	}
+	if err != nil {
+		return rejected(&bridgeError{msg: "crdplay.request: " + err.Error()})
+	}
+	return makePromise(func() (any, error) {
+		defer cancel()
+		return serve(req, timeout)
+	})
+}
+
+// jsVersion is crdplay.version().
+func jsVersion(js.Value, []js.Value) any {
+	v := map[string]any{"revision": "", "modified": false, "go": runtime.Version(), "kubernetes": kubernetesVersion}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				v["revision"] = s.Value
+			case "vcs.modified":
+				v["modified"] = s.Value == "true"
+			}
+		}
+	}
+	return js.ValueOf(v)
+}
+
+// jsReset is crdplay.reset(). It returns a Promise although it finishes at once, so that the page's proxy,
+// which must go through the worker, has the same signature.
+func jsReset(js.Value, []js.Value) any {
+	return makePromise(func() (any, error) { return nil, reset() })
+}
+
+// jsSetWebhook is crdplay.setWebhook(fn): fn is called for every ConversionReview of every CRD whose
+// conversion strategy is Webhook, whatever its clientConfig says. null or undefined removes it.
+func jsSetWebhook(_ js.Value, args []js.Value) any {
+	if len(args) == 0 || args[0].IsNull() || args[0].IsUndefined() {
+		pageWebhook.Store(nil)
+		return js.Undefined()
+	}
+	if args[0].Type() != js.TypeFunction {
+		// Returned, not thrown: a Go callback cannot throw without ending the program.
+		return (&bridgeError{msg: "crdplay.setWebhook: want a function or null, got " + typeName(args[0])}).js()
+	}
+	fn := args[0]
+	pageWebhook.Store(&fn)
+	return js.Undefined() // nil would be null
+}
+
+// parseRequest turns the page's request object into an *http.Request as net/http's server would hand it to
+// a handler, with a context that bounds it. It checks every field's type itself rather than trusting
+// js.Value's accessors, which panic on a wrong type.
+func parseRequest(v js.Value) (req *http.Request, cancel context.CancelFunc, timeout time.Duration, err error) {
+	if v.Type() != js.TypeObject {
+		return nil, nil, 0, fmt.Errorf("want an object {method, path, headers, body}, got %s", typeName(v))
+	}
+	method := "GET"
+	if m := v.Get("method"); !m.IsUndefined() && !m.IsNull() {
+		if m.Type() != js.TypeString {
+			return nil, nil, 0, fmt.Errorf("method: want a string, got %s", typeName(m))
+		}
+		// As fetch does for the standard methods; the engine matches them in upper case.
+		method = strings.ToUpper(m.String())
+	}
+	p := v.Get("path")
+	if p.Type() != js.TypeString {
+		return nil, nil, 0, fmt.Errorf("path: want a string such as \"/apis\", got %s", typeName(p))
+	}
+	path := p.String()
+	if !strings.HasPrefix(path, "/") {
+		return nil, nil, 0, fmt.Errorf("path: want an absolute path starting with /, got %q", path)
+	}
+	u, err := url.ParseRequestURI(path)
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("path: %v", err)
+	}
+	var body []byte
+	if b := v.Get("body"); !b.IsUndefined() && !b.IsNull() {
+		if b.Type() != js.TypeString {
+			return nil, nil, 0, fmt.Errorf("body: want a string, got %s", typeName(b))
+		}
+		body = []byte(b.String())
+	}
+	header := http.Header{}
+	if h := v.Get("headers"); !h.IsUndefined() && !h.IsNull() {
+		if h.Type() != js.TypeObject {
+			return nil, nil, 0, fmt.Errorf("headers: want an object of strings or string arrays, got %s", typeName(h))
+		}
+		keys := js.Global().Get("Object").Call("keys", h)
+		for i := 0; i < keys.Length(); i++ {
+			name := keys.Index(i).String()
+			val := h.Get(name)
+			switch {
+			case val.Type() == js.TypeString:
+				header.Add(name, val.String())
+			case js.Global().Get("Array").Call("isArray", val).Bool():
+				for j := 0; j < val.Length(); j++ {
+					if val.Index(j).Type() != js.TypeString {
+						return nil, nil, 0, fmt.Errorf("headers[%q][%d]: want a string, got %s", name, j, typeName(val.Index(j)))
+					}
+					header.Add(name, val.Index(j).String())
+				}
+			default:
+				return nil, nil, 0, fmt.Errorf("headers[%q]: want a string or an array of strings, got %s", name, typeName(val))
+			}
+		}
+	}
+
+	// Build it as net/http's server would: origin-form URL, Host apart, a body that is never nil.
+	req, err = http.NewRequest(method, "http://"+host+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	req.URL = u
+	req.RequestURI = path
+	req.Host = host
+	req.RemoteAddr = remoteAddr
+	req.Header = header
+	req.ContentLength = int64(len(body))
+	if len(body) == 0 {
+		req.Body = http.NoBody
+	}
+
+	// A watch streams until its client goes away, but a Promise settles once: serve a watch only for the
+	// time the caller asks for, and refuse one that would never end.
+	timeout = requestTimeout
+	info, err := watchInfo.NewRequestInfo(req)
+	if err == nil && info.Verb == "watch" {
+		secs, _ := strconv.ParseInt(u.Query().Get("timeoutSeconds"), 10, 64)
+		if secs <= 0 {
+			return nil, nil, 0, errWatchNeedsTimeout
+		}
+		timeout = time.Duration(secs)*time.Second + watchGrace
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	return req.WithContext(ctx), cancel, timeout, nil
+}
+
+// errWatchNeedsTimeout is answered as a 400 Status, not a rejection: the request is well formed, the API just
+// cannot serve it here, and a client shows a Status like any other.
+var errWatchNeedsTimeout = errors.New("watch requests need timeoutSeconds: a watch streams until its client " +
+	"disconnects, but crdplay.request returns one whole response, so add e.g. &timeoutSeconds=5 to collect " +
+	"the events of 5 seconds")
+
+// serve runs the engine on req and returns the response object. It runs on its own goroutine (see makePromise).
+func serve(req *http.Request, timeout time.Duration) (any, error) {
+	w := newRecorder()
+	done := make(chan error, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- &bridgeError{msg: fmt.Sprintf("engine panicked on %s %s: %v", req.Method, req.RequestURI, p), stack: string(debug.Stack())}
+			}
+		}()
+		(*handler.Load()).ServeHTTP(w, req)
+		done <- nil
+	}()
+	select {
+	case perr := <-done:
+		if perr != nil {
+			return nil, perr
+		}
+	case <-time.After(timeout + stuckGrace):
+		// The engine ignored its cancelled context. Its goroutine may still write to w, so w is not read.
+		return nil, &bridgeError{msg: fmt.Sprintf("%s %s: no response after %v", req.Method, req.RequestURI, timeout)}
+	}
+	return w.result(), nil
+}
+
+// watchRefusal is the response to a watch without timeoutSeconds.
+func watchRefusal() any {
+	st := apierrors.NewBadRequest(errWatchNeedsTimeout.Error()).Status()
+	st.TypeMeta = metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}
+	body, _ := json.Marshal(st)
+	return map[string]any{
+		"status":  int(st.Code),
+		"headers": map[string]any{"Content-Type": "application/json"},
+		"body":    string(body),
+	}
+}
+
+// recorder is the http.ResponseWriter the engine writes to: httptest.ResponseRecorder's behaviour (headers
+// frozen at the first write, Content-Type sniffed when unset), without importing a test package into the
+// program. It implements http.Flusher because the watch stream flushes after each event.
+type recorder struct {
+	mu     sync.Mutex // a stuck handler may still write after serve gave up on it
+	header http.Header
+	sent   http.Header // header as it was at WriteHeader
+	status int
+	body   bytes.Buffer
+}
+
+func newRecorder() *recorder { return &recorder{header: http.Header{}} }
+
+func (w *recorder) Header() http.Header { return w.header }
+
+func (w *recorder) WriteHeader(code int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.writeHeader(code, nil)
+}
+
+func (w *recorder) writeHeader(code int, firstBytes []byte) {
+	if w.sent != nil {
+		return
+	}
+	if code < 100 || code > 999 {
+		panic(fmt.Sprintf("invalid WriteHeader code %v", code))
+	}
+	w.status = code
+	w.sent = w.header.Clone()
+	if w.sent.Get("Content-Type") == "" && len(firstBytes) > 0 {
+		w.sent.Set("Content-Type", http.DetectContentType(firstBytes))
+	}
+}
+
+func (w *recorder) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.writeHeader(http.StatusOK, p)
+	return w.body.Write(p)
+}
+
+// Flush does nothing: the whole body is returned at the end.
+func (w *recorder) Flush() {}
+
+// result is the response object: {status, headers, body}. A header with one value is a string, one with
+// several (Warning, typically) an array, in the order the engine added them.
+func (w *recorder) result() map[string]any {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.sent == nil {
+		w.writeHeader(http.StatusOK, nil)
+	}
+	// The body is returned whole, so a chunked transfer (the watch sets it) no longer describes it.
+	w.sent.Del("Transfer-Encoding")
+	headers := map[string]any{}
+	for k, vs := range w.sent {
+		if len(vs) == 1 {
+			headers[k] = vs[0]
+			continue
+		}
+		arr := make([]any, len(vs))
+		for i, v := range vs {
+			arr[i] = v
+		}
+		headers[k] = arr
+	}
+	return map[string]any{"status": w.status, "headers": headers, "body": w.body.String()}
+}
+
+// jsWebhook is the engine's WebhookCaller: it hands each ConversionReview to the page's function.
+type jsWebhook struct{}
+
+// Call runs on the request's goroutine (never on a JavaScript callback), so it may wait for the page's
+// Promise: the event loop is free to settle it meanwhile.
+func (jsWebhook) Call(ctx context.Context, cfg apiextensionsv1.WebhookClientConfig, review []byte) (out []byte, err error) {
+	fn := pageWebhook.Load()
+	if fn == nil {
+		return nil, errors.New("webhook unreachable: the page has set no conversion webhook (crdplay.setWebhook)")
+	}
+	cfgJSON, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	// Invoke panics with a js.Error if fn throws instead of returning a rejected Promise.
+	defer func() {
+		if p := recover(); p != nil {
+			out, err = nil, fmt.Errorf("conversion webhook threw: %v", p)
+		}
+	}()
+	res, err := await(ctx, fn.Invoke(string(review), string(cfgJSON)))
+	if err != nil {
+		return nil, err
+	}
+	if res.Type() != js.TypeString {
+		return nil, fmt.Errorf("conversion webhook: want a JSON string from the page's function, got %s", typeName(res))
+	}
+	return []byte(res.String()), nil
+}
+
+// await waits for a Promise (or any value, as Promise.resolve takes it) to settle. It must not be called on a
+// js.FuncOf callback's stack. A rejection becomes an error with the reason's message, verbatim, so that the
+// page decides what the engine reports (for instance net/http's wording for a refused connection).
+func await(ctx context.Context, v js.Value) (js.Value, error) {
+	type settled struct {
+		v   js.Value
+		err error
+	}
+	ch := make(chan settled, 1)
+	then := js.FuncOf(func(_ js.Value, args []js.Value) any {
+		ch <- settled{v: arg(args, 0)}
+		return nil
+	})
+	catch := js.FuncOf(func(_ js.Value, args []js.Value) any {
+		ch <- settled{err: errors.New(reason(arg(args, 0)))}
+		return nil
+	})
+	js.Global().Get("Promise").Call("resolve", v).Call("then", then, catch)
+	select {
+	case s := <-ch:
+		then.Release()
+		catch.Release()
+		return s.v, s.err
+	case <-ctx.Done():
+		// The Promise may still settle and call then or catch: release them only after that.
+		go func() {
+			<-ch
+			then.Release()
+			catch.Release()
+		}()
+		return js.Undefined(), ctx.Err()
+	}
+}
+
+// bridgeError is what a rejected Promise carries, as {error, stack}: a message, and a Go stack when the cause
+// was a panic.
+type bridgeError struct {
+	msg, stack string
+}
+
+func (e *bridgeError) Error() string { return e.msg }
+
+func (e *bridgeError) js() js.Value {
+	m := map[string]any{"error": e.msg}
+	if e.stack != "" {
+		m["stack"] = e.stack
+	}
+	return js.ValueOf(m)
+}
+
+// makePromise runs fn on a new goroutine and returns a Promise of its result: resolved with the value, or
+// rejected with {error, stack} for an error or a panic. fn may block; the executor returns at once.
+func makePromise(fn func() (any, error)) js.Value {
+	executor := js.FuncOf(func(_ js.Value, args []js.Value) any {
+		resolve, reject := args[0], args[1]
+		go func() {
+			defer func() {
+				if p := recover(); p != nil {
+					reject.Invoke((&bridgeError{msg: fmt.Sprint("crdplay: panic: ", p), stack: string(debug.Stack())}).js())
+				}
+			}()
+			v, err := fn()
+			var be *bridgeError
+			switch {
+			case errors.As(err, &be):
+				reject.Invoke(be.js())
+			case err != nil:
+				reject.Invoke((&bridgeError{msg: err.Error()}).js())
+			default:
+				resolve.Invoke(js.ValueOf(v))
+			}
+		}()
+		return nil
+	})
+	defer executor.Release() // the Promise constructor calls it synchronously
+	return js.Global().Get("Promise").New(executor)
+}
+
+// rejected returns a Promise already rejected with e.
+func rejected(e *bridgeError) js.Value {
+	return js.Global().Get("Promise").Call("reject", e.js())
+}
+
+// readKubernetesVersion asks the engine for its /version, as a client would.
+func readKubernetesVersion() string {
+	req, _ := http.NewRequest("GET", "/version", http.NoBody)
+	w := newRecorder()
+	(*handler.Load()).ServeHTTP(w, req)
+	var v struct {
+		GitVersion string `json:"gitVersion"`
+	}
+	_ = json.Unmarshal(w.body.Bytes(), &v)
+	return v.GitVersion
+}
+
+func arg(args []js.Value, i int) js.Value {
+	if i < len(args) {
+		return args[i]
+	}
+	return js.Undefined()
+}
+
+// reason is the message of a rejection: an Error's message, a string as it is, anything else as String(x).
+func reason(v js.Value) string {
+	if v.Type() == js.TypeObject {
+		if m := v.Get("message"); m.Type() == js.TypeString {
+			return m.String()
+		}
+		if m := v.Get("error"); m.Type() == js.TypeString {
+			return m.String()
+		}
+	}
+	if v.Type() == js.TypeString {
+		return v.String()
+	}
+	return js.Global().Call("String", v).String()
+}
+
+// typeName names a value's type for messages, telling null and arrays from other objects.
+func typeName(v js.Value) string {
+	switch {
+	case v.IsNull():
+		return "null"
+	case v.Type() == js.TypeObject && js.Global().Get("Array").Call("isArray", v).Bool():
+		return "array"
+	}
+	return v.Type().String()
+}
