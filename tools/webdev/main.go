@@ -106,6 +106,12 @@ func buildSite(root, dir string, test, gz bool) error {
 		return err
 	}
 	wasmEnv := []string{"GOWORK=" + filepath.Join(ws, "go.work"), "GOOS=js", "GOARCH=wasm"}
+	buildArgs := []string{"build", "-trimpath", "-ldflags=-s -w"}
+	// The default, -buildvcs=auto, leaves the commit out of this cross-compiled workspace build, and
+	// crdplay.version() reports it; -buildvcs=true fails outside a git checkout, so ask git first.
+	if exec.Command("git", "-C", root, "rev-parse", "--git-dir").Run() == nil {
+		buildArgs = append(buildArgs, "-buildvcs=true")
+	}
 	wasms := map[string]string{"crdplay.wasm": "./wasm"}
 	if test {
 		wasms["test/oraclerunner.wasm"] = "./wasm/oraclerunner"
@@ -117,7 +123,7 @@ func buildSite(root, dir string, test, gz bool) error {
 		}
 		// Through a temporary file, so that an unchanged wasm keeps its modification time: the .gz is redone
 		// only when it is older, and go build rewrites its output every time.
-		if err := goRun(root, wasmEnv, "build", "-trimpath", "-ldflags=-s -w", "-o", target+".tmp", pkg); err != nil {
+		if err := goRun(root, wasmEnv, append(buildArgs, "-o", target+".tmp", pkg)...); err != nil {
 			return err
 		}
 		if err := replaceIfChanged(target+".tmp", target); err != nil {

@@ -15,6 +15,8 @@
 /** @typedef {import('./crdplay.d.ts').CrdplayWebhook} CrdplayWebhook */
 /** @typedef {import('./crdplay.d.ts').CrdplayReady} CrdplayReady */
 /** @typedef {import('./crdplay.d.ts').CrdplayClientOptions} CrdplayClientOptions */
+/** @typedef {import('./crdplay.d.ts').CrdplayError} CrdplayError */
+/** @typedef {import('./crdplay.d.ts').CrdplayClient} CrdplayClientAPI */
 
 /**
  * The engine in a worker. Events: 'progress' ({loaded, total} in detail), 'ready' (CrdplayReady), 'failed'
@@ -37,6 +39,7 @@ export class CrdplayClient extends EventTarget {
   constructor(options = {}) {
     super();
     const here = import.meta.url;
+    /** @type {(u: string | URL | undefined, name: string) => string} */
     const url = (u, name) => new URL(u ?? name, here).href;
     /** @type {Promise<CrdplayReady>} resolves once the engine serves; rejects if it cannot start */
     this.ready = new Promise((resolve, reject) => {
@@ -101,6 +104,11 @@ export class CrdplayClient extends EventTarget {
     this.#die('exit', { code: null });
   }
 
+  /**
+   * @param {'request' | 'reset'} op
+   * @param {unknown} [arg]
+   * @returns {Promise<any>}
+   */
   #call(op, arg) {
     if (this.#dead) return Promise.reject(this.#dead);
     return new Promise((resolve, reject) => {
@@ -116,6 +124,7 @@ export class CrdplayClient extends EventTarget {
     });
   }
 
+  /** @param {any} m a message from worker.js */
   #receive(m) {
     switch (m.type) {
       case 'reply': {
@@ -130,6 +139,7 @@ export class CrdplayClient extends EventTarget {
       case 'ready': {
         this.#version = m.version;
         // The worker's clock is its own: move its timestamps onto the page's (ms since navigation start).
+        /** @type {Record<string, number>} */
         const t = {};
         for (const [k, v] of Object.entries(m.timings)) t[k] = v - performance.timeOrigin;
         this.#emit('ready', { version: m.version, timings: { ...t, page: performance.now() } });
@@ -149,7 +159,10 @@ export class CrdplayClient extends EventTarget {
     }
   }
 
-  /** Answers a webhook call from the engine with the page's function. */
+  /**
+   * Answers a webhook call from the engine with the page's function.
+   * @param {{id: number, review: string, clientConfig: string}} call
+   */
   #convert({ id, review, clientConfig }) {
     const fn = this.#webhook;
     Promise.resolve()
@@ -165,7 +178,11 @@ export class CrdplayClient extends EventTarget {
       );
   }
 
-  /** Fails pending and future calls, then tells listeners. */
+  /**
+   * Fails pending and future calls, then tells listeners.
+   * @param {'failed' | 'exit'} type
+   * @param {any} detail
+   */
   #die(type, detail) {
     if (!this.#dead) {
       this.#dead = type === 'exit'
@@ -177,6 +194,10 @@ export class CrdplayClient extends EventTarget {
     this.#emit(type, detail);
   }
 
+  /**
+   * @param {string} type
+   * @param {unknown} detail
+   */
   #emit(type, detail) {
     this.dispatchEvent(new CustomEvent(type, { detail }));
   }
@@ -185,10 +206,10 @@ export class CrdplayClient extends EventTarget {
 /**
  * Starts the engine in a worker and makes it window.crdplay (globalThis.crdplay).
  * @param {CrdplayClientOptions} [options]
- * @returns {CrdplayClient}
+ * @returns {CrdplayClientAPI} the client, typed with its events
  */
 export function install(options) {
-  const client = new CrdplayClient(options);
+  const client = /** @type {CrdplayClientAPI} */ (/** @type {unknown} */ (new CrdplayClient(options)));
   globalThis.crdplay = client;
   return client;
 }

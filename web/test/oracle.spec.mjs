@@ -1,0 +1,170 @@
+// Browser test: headless Chromium loads the page that tools/webdev serves, waits for the engine (crdplay.wasm in
+// a worker, behind window.crdplay), and replays every oracle case in testdata/oracle through
+// window.crdplay.request with the Go tests' own runner (wasm/oraclerunner, a second wasm in the page), which
+// must find every recorded response. It also checks what the server sends (types, lengths) and the page's
+// loading progress, reports load and round-trip times, and saves a screenshot to test-results/.
+//
+// Needs: the built site with its test assets (go run ./tools/webdev -serve=false -test), node_modules (npm ci)
+// and Debian's chromium (CHROMIUM overrides /usr/bin/chromium). Run: node --test web/test/
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const webDir = path.resolve(root, process.env.CRDPLAY_WEB_DIR ?? 'build/web');
+const resultsDir = path.join(root, 'test-results');
+const executablePath = process.env.CHROMIUM ?? '/usr/bin/chromium';
+
+// Flags that work for headless Chromium as root on these machines (see docs of the toolchain).
+const chromiumArgs = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+let server; // the tools/webdev process
+let binDir; // where its binary is built
+let baseURL;
+let context; // a persistent context over a fresh profile: nothing cached, a cold load
+let profileDir;
+let page;
+const consoleLines = [];
+
+before(async () => {
+  for (const f of ['index.html', 'crdplay.wasm', 'wasm_exec.js', 'test/oraclerunner.wasm', 'test/oracle-cases.json']) {
+    if (!existsSync(path.join(webDir, f))) {
+      throw new Error(`${path.join(webDir, f)} is missing: build with go run ./tools/webdev -serve=false -test`);
+    }
+  }
+  if (!existsSync(executablePath)) {
+    throw new Error(`${executablePath} is missing: apt-get install chromium (or set CHROMIUM)`);
+  }
+  mkdirSync(resultsDir, { recursive: true });
+
+  // The server as a binary, not through go run, so that stopping it by PID stops the server itself.
+  binDir = mkdtempSync(path.join(tmpdir(), 'crdplay-webdev-'));
+  const bin = path.join(binDir, 'webdev');
+  execFileSync('go', ['build', '-o', bin, './tools/webdev'], { cwd: root, stdio: 'inherit' });
+  server = spawn(bin, ['-build=false', '-addr', '127.0.0.1:0', '-o', webDir], { cwd: root, stdio: ['ignore', 'inherit', 'pipe'] });
+  baseURL = await new Promise((resolve, reject) => {
+    let seen = '';
+    server.stderr.on('data', (chunk) => {
+      process.stderr.write(chunk);
+      seen += chunk;
+      const m = seen.match(/serving .* on (http:\/\/127\.0\.0\.1:\d+\/)/);
+      if (m) resolve(m[1]);
+    });
+    server.on('exit', (code) => reject(new Error(`webdev exited (${code}) before serving`)));
+  });
+
+  profileDir = mkdtempSync(path.join(tmpdir(), 'crdplay-chromium-'));
+  context = await chromium.launchPersistentContext(profileDir, { executablePath, headless: true, args: chromiumArgs });
+  page = context.pages()[0] ?? await context.newPage();
+  page.on('console', (msg) => consoleLines.push(`[${msg.type()}] ${msg.text()}`));
+  page.on('pageerror', (err) => consoleLines.push(`[pageerror] ${err.message}`));
+});
+
+after(async () => {
+  await context?.close();
+  if (profileDir) rmSync(profileDir, { recursive: true, force: true });
+  server?.kill('SIGTERM');
+  if (binDir) rmSync(binDir, { recursive: true, force: true });
+  if (consoleLines.length) writeFileSync(path.join(resultsDir, 'oracle-console.txt'), consoleLines.join('\n') + '\n');
+});
+
+test('the server sends the wasm as application/wasm with its lengths', async () => {
+  for (const [encoding, wantEncoding] of [['gzip', 'gzip'], ['identity', null]]) {
+    const resp = await fetch(new URL('crdplay.wasm', baseURL), { method: 'HEAD', headers: { 'Accept-Encoding': encoding } });
+    assert.equal(resp.status, 200);
+    assert.equal(resp.headers.get('content-type'), 'application/wasm');
+    assert.equal(resp.headers.get('content-encoding'), wantEncoding);
+    assert.ok(Number(resp.headers.get('content-length')) > 1e6, `${encoding}: Content-Length ${resp.headers.get('content-length')}`);
+    assert.ok(Number(resp.headers.get('x-decoded-content-length')) > 1e6);
+  }
+  for (const [file, type] of [['', 'text/html; charset=utf-8'], ['client.js', 'text/javascript; charset=utf-8'],
+    ['worker.js', 'text/javascript; charset=utf-8'], ['wasm_exec.js', 'text/javascript; charset=utf-8']]) {
+    const resp = await fetch(new URL(file, baseURL));
+    assert.equal(resp.status, 200, file);
+    assert.equal(resp.headers.get('content-type'), type, file);
+  }
+  assert.equal((await fetch(new URL('nope.js', baseURL))).status, 404);
+});
+
+test('the page loads the engine (cold), shows progress, and answers a request', async (t) => {
+  const navStart = Date.now();
+  await page.goto(baseURL);
+  await page.waitForFunction(() => document.getElementById('status')?.dataset.state !== 'loading', null, { timeout: 120_000 });
+  const state = await page.evaluate(() => ({
+    state: document.getElementById('status').dataset.state,
+    text: document.getElementById('status').textContent,
+    progress: [document.getElementById('progress').value, document.getElementById('progress').max],
+  }));
+  assert.equal(state.state, 'ready', state.text);
+  const ready = await page.evaluate(() => globalThis.crdplay.ready);
+  assert.equal(ready.version.kubernetes, 'v1.37.2');
+  // The whole wasm arrived, and the page knew its size in advance (Content-Length or the decoded length).
+  assert.ok(state.progress[0] > 1e6 && state.progress[0] === state.progress[1], `progress ${state.progress}`);
+
+  // The form: one request through the page's own UI.
+  await page.fill('#path', '/version');
+  await page.click('#send');
+  await page.waitForFunction(() => document.getElementById('out').textContent.startsWith('200'));
+
+  // Round trips of a small request: page -> worker -> engine -> page.
+  const rtt = await page.evaluate(async () => {
+    const times = [];
+    for (let i = 0; i < 100; i++) {
+      const t0 = performance.now();
+      const r = await globalThis.crdplay.request({ path: '/version' });
+      times.push(performance.now() - t0);
+      if (r.status !== 200) throw new Error(`GET /version: ${r.status}`);
+    }
+    times.sort((a, b) => a - b);
+    return { median: times[50], p90: times[90], max: times[99] };
+  });
+  const ms = (x) => `${x.toFixed(1)} ms`;
+  const report = {
+    navigationToReady: `${Math.round(ready.timings.page)} ms (page clock), ${Date.now() - navStart} ms (test clock, with goto)`,
+    wasmHeaders: ms(ready.timings.fetched),
+    wasmDownloadedAndCompiled: ms(ready.timings.compiled),
+    goMainDone: ms(ready.timings.ready),
+    roundTripGetVersion: `median ${ms(rtt.median)}, p90 ${ms(rtt.p90)}, max ${ms(rtt.max)}`,
+  };
+  for (const [k, v] of Object.entries(report)) t.diagnostic(`${k}: ${v}`);
+  writeFileSync(path.join(resultsDir, 'browser-timings.json'), JSON.stringify({ ...report, raw: { timings: ready.timings, rtt } }, null, 2) + '\n');
+  await page.screenshot({ path: path.join(resultsDir, 'page.png'), fullPage: true });
+});
+
+test('every oracle case passes in Chromium through window.crdplay', { timeout: 600_000 }, async (t) => {
+  await page.evaluate(() => globalThis.crdplay.ready);
+  const result = await page.evaluate(async () => {
+    await new Promise((resolve, reject) => {
+      const s = document.createElement('script');
+      s.src = '/wasm_exec.js';
+      s.onload = resolve;
+      s.onerror = () => reject(new Error('cannot load /wasm_exec.js'));
+      document.head.append(s);
+    });
+    const bundle = await (await fetch('/test/oracle-cases.json')).text();
+    const done = new Promise((resolve) => { globalThis.crdplayOracle = { bundle, done: resolve }; });
+    const go = new globalThis.Go();
+    const { instance } = await WebAssembly.instantiateStreaming(fetch('/test/oraclerunner.wasm'), go.importObject);
+    go.run(instance);
+    return JSON.parse(await done);
+  });
+  writeFileSync(path.join(resultsDir, 'oracle-result.json'), JSON.stringify(result, null, 2) + '\n');
+  assert.equal(result.error, undefined);
+
+  const want = readdirSync(path.join(root, 'testdata/oracle'), { withFileTypes: true })
+    .filter((d) => d.isDirectory() && existsSync(path.join(root, 'testdata/oracle', d.name, 'crd.yaml')))
+    .map((d) => d.name).sort();
+  assert.deepEqual(result.cases.map((c) => c.name), want, 'the runner must see every case directory');
+  t.diagnostic(`${result.summary} in Chromium (${Math.round(result.cases.reduce((s, c) => s + c.ms, 0))} ms)`);
+
+  const failed = result.cases.filter((c) => c.error || c.diffs?.length);
+  const report = failed.map((c) => `--- ${c.name}: ${c.error ?? ''}\n${(c.diffs ?? []).join('\n')}`).join('\n');
+  assert.equal(failed.length, 0, `${result.summary}\n${report.slice(0, 20000)}`);
+  assert.equal(result.summary, `${want.length} case(s), 0 failed`);
+});
