@@ -284,12 +284,16 @@ func serve(req *http.Request, timeout time.Duration) (any, error) {
 		(*handler.Load()).ServeHTTP(w, req)
 		done <- nil
 	}()
+	// A timer that is stopped, not time.After: a pending Go timer keeps a JavaScript timeout armed, which in
+	// node keeps the process alive for minutes after the last request.
+	stuck := time.NewTimer(timeout + stuckGrace)
+	defer stuck.Stop()
 	select {
 	case perr := <-done:
 		if perr != nil {
 			return nil, perr
 		}
-	case <-time.After(timeout + stuckGrace):
+	case <-stuck.C:
 		// The engine ignored its cancelled context. Its goroutine may still write to w, so w is not read.
 		return nil, &bridgeError{msg: fmt.Sprintf("%s %s: no response after %v", req.Method, req.RequestURI, timeout)}
 	}
