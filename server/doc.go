@@ -1,5 +1,5 @@
 // Package server hosts the engine as a native HTTP server. It adds only what needs a real process and real
-// sockets: the choice of storage, an HTTPS transport for conversion webhooks (HTTPSWebhook), an optional access
+// sockets: the choice of storage (memory, or etcd through etcdstore), an HTTPS transport for conversion webhooks (HTTPSWebhook), an optional access
 // log, and serving until a context ends with a graceful shutdown. Everything a request means is decided by the
 // engine, which stays free of listeners and storage choices so that the same code can run in a browser tab
 // (see docs/architecture.md). cmd/crdplay-server is the command.

@@ -7,41 +7,142 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"crdplay/engine"
+	"crdplay/server/etcdstore"
 )
 
-// StorageMemory is the in-memory storage: everything is lost when the process ends. It is the only storage
-// today and the default.
-const StorageMemory = "memory"
+// Storages NewHandler supports.
+const (
+	// StorageMemory is the in-memory storage: everything is lost when the process ends. It is the default.
+	StorageMemory = "memory"
+	// StorageEtcd keeps objects in etcd (Options.Etcd), where they outlive the process and can be shared by
+	// several servers, as kube-apiserver replicas share theirs.
+	StorageEtcd = "etcd"
+)
 
 // Options configure NewHandler. The zero value serves from memory without logging.
 type Options struct {
-	// Storage names where objects are kept. "" means StorageMemory; any other value is an error.
+	// Storage names where objects are kept: StorageMemory (also for "") or StorageEtcd.
 	Storage string
+	// Etcd says which etcd StorageEtcd uses; it must be empty for other storages.
+	Etcd EtcdOptions
 	// Log, if set, receives one line per finished request (method, URI, status, size, duration).
 	Log *slog.Logger
 }
 
-// NewHandler returns the engine's Kubernetes API handler configured by opts.
-func NewHandler(opts Options) (http.Handler, error) {
+// EtcdOptions choose the etcd of StorageEtcd: either a cluster to connect to (Endpoints, and TLS files for
+// https endpoints) or one started inside the process (Embedded, DataDir).
+type EtcdOptions struct {
+	// Endpoints are the cluster's client URLs, such as https://127.0.0.1:2379.
+	Endpoints []string
+	// CAFile verifies the servers' certificates (the system's roots if empty); CertFile and KeyFile are the
+	// client's certificate, for clusters that require one.
+	CAFile, CertFile, KeyFile string
+	// Embedded starts etcd inside the process, serving on a free loopback port and keeping its data in
+	// DataDir, which it needs.
+	Embedded bool
+	DataDir  string
+}
+
+func (o EtcdOptions) isZero() bool {
+	return len(o.Endpoints) == 0 && o.CAFile == "" && o.CertFile == "" && o.KeyFile == "" && !o.Embedded && o.DataDir == ""
+}
+
+// Handler is the engine's Kubernetes API handler together with the storage it owns.
+type Handler struct {
+	http.Handler
+	closeOnce sync.Once
+	close     func() error
+	closeErr  error
+}
+
+// Close releases the storage: the connection to etcd, and an embedded etcd, which it stops (its data
+// directory can then be opened again). Requests must be over. Close is a no-op for StorageMemory; calls after
+// the first return its result.
+func (h *Handler) Close() error {
+	h.closeOnce.Do(func() {
+		if h.close != nil {
+			h.closeErr = h.close()
+		}
+	})
+	return h.closeErr
+}
+
+// NewHandler returns the engine's Kubernetes API handler configured by opts. An etcd that cannot be reached is
+// no error here: requests answer 503 Service Unavailable until it can.
+func NewHandler(opts Options) (*Handler, error) {
 	// Conversion webhooks are called over HTTPS as kube-apiserver calls them; only a native host can.
 	eopts := engine.Options{Webhook: HTTPSWebhook{}}
+	var closeStorage func() error
 	switch opts.Storage {
 	case "", StorageMemory:
+		if !opts.Etcd.isZero() {
+			return nil, fmt.Errorf("etcd settings need storage %q, not %q", StorageEtcd, StorageMemory)
+		}
 		eopts.Storage = engine.NewMemoryStorage()
+	case StorageEtcd:
+		store, closeEtcd, err := openEtcd(opts.Etcd)
+		if err != nil {
+			return nil, err
+		}
+		eopts.Storage, closeStorage = store, closeEtcd
 	default:
-		return nil, fmt.Errorf("unsupported storage %q (supported: %s)", opts.Storage, StorageMemory)
+		return nil, fmt.Errorf("unsupported storage %q (supported: %s, %s)", opts.Storage, StorageMemory, StorageEtcd)
 	}
 	h, err := engine.NewHandler(eopts)
 	if err != nil {
+		if closeStorage != nil {
+			closeStorage()
+		}
 		return nil, err
 	}
 	if opts.Log != nil {
 		h = accessLog(h, opts.Log)
 	}
-	return h, nil
+	return &Handler{Handler: h, close: closeStorage}, nil
+}
+
+// openEtcd connects to the etcd o describes, starting it first if it is embedded, and returns the store and
+// what releases both.
+func openEtcd(o EtcdOptions) (*etcdstore.Store, func() error, error) {
+	cfg := etcdstore.Config{Endpoints: o.Endpoints}
+	stopEmbedded := func() {}
+	switch {
+	case o.Embedded && len(o.Endpoints) > 0:
+		return nil, nil, errors.New("either etcd endpoints or an embedded etcd, not both")
+	case o.Embedded && (o.CAFile != "" || o.CertFile != "" || o.KeyFile != ""):
+		return nil, nil, errors.New("TLS files are for etcd endpoints; the embedded etcd serves plain HTTP on loopback")
+	case o.Embedded && o.DataDir == "":
+		return nil, nil, errors.New("the embedded etcd needs a data directory")
+	case o.Embedded:
+		ep, stop, err := etcdstore.StartEmbedded(o.DataDir)
+		if err != nil {
+			return nil, nil, err
+		}
+		cfg.Endpoints, stopEmbedded = []string{ep}, stop
+	case o.DataDir != "":
+		return nil, nil, errors.New("a data directory is for the embedded etcd; a cluster keeps its own")
+	case len(o.Endpoints) == 0:
+		return nil, nil, errors.New("no etcd endpoints, and no embedded etcd")
+	case o.CAFile != "" || o.CertFile != "" || o.KeyFile != "":
+		var err error
+		if cfg.TLS, err = etcdstore.LoadTLS(o.CAFile, o.CertFile, o.KeyFile); err != nil {
+			return nil, nil, fmt.Errorf("etcd TLS: %w", err)
+		}
+	}
+	store, err := etcdstore.New(cfg)
+	if err != nil {
+		stopEmbedded()
+		return nil, nil, err
+	}
+	return store, func() error {
+		err := store.Close()
+		stopEmbedded()
+		return err
+	}, nil
 }
 
 // Serve serves h on ln until ctx is done, then shuts down: it stops accepting connections, lets requests in

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -17,6 +18,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/status"
 
 	"crdplay/engine/storage"
@@ -58,6 +60,10 @@ type Store struct {
 	watcher clientv3.Watcher
 	timeout time.Duration
 	where   string // names the cluster in errors
+
+	// down is when a request last went unanswered for the whole timeout (Unix nanoseconds; 0 once one
+	// succeeds). See unreachable.
+	down atomic.Int64
 }
 
 var _ storage.Interface = (*Store)(nil)
@@ -160,12 +166,16 @@ func LoadTLS(caFile, certFile, keyFile string) (*tls.Config, error) {
 
 // Get implements storage.Interface.
 func (s *Store) Get(ctx context.Context, key string) (storage.Object, error) {
+	if err := s.unreachable(ctx, "get", key); err != nil {
+		return storage.Object{}, err
+	}
 	c, cancel := s.call(ctx)
 	defer cancel()
 	resp, err := s.kv.Get(c, key)
 	if err != nil {
 		return storage.Object{}, s.fail(ctx, "get", key, err)
 	}
+	s.answered()
 	if len(resp.Kvs) == 0 {
 		return storage.Object{}, fmt.Errorf("%s: %w", key, storage.ErrNotFound)
 	}
@@ -184,6 +194,9 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 	if start == "" {
 		start = "\x00" // etcd has no empty key; "" would be refused as one
 	}
+	if err := s.unreachable(ctx, "list", prefix); err != nil {
+		return storage.ListResult{}, err
+	}
 	var res storage.ListResult
 	for {
 		n := int64(listChunk)
@@ -200,6 +213,7 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 		if err != nil {
 			return storage.ListResult{}, s.fail(ctx, "list", prefix, err)
 		}
+		s.answered()
 		if res.Revision == 0 {
 			res.Revision = resp.Header.Revision
 		}
@@ -219,6 +233,9 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 
 // Create implements storage.Interface.
 func (s *Store) Create(ctx context.Context, key string, value []byte) (int64, error) {
+	if err := s.unreachable(ctx, "create", key); err != nil {
+		return 0, err
+	}
 	c, cancel := s.call(ctx)
 	defer cancel()
 	resp, err := s.kv.Txn(c).
@@ -228,6 +245,7 @@ func (s *Store) Create(ctx context.Context, key string, value []byte) (int64, er
 	if err != nil {
 		return 0, s.fail(ctx, "create", key, err)
 	}
+	s.answered()
 	if !resp.Succeeded {
 		return 0, fmt.Errorf("%s: %w", key, storage.ErrExists)
 	}
@@ -236,6 +254,9 @@ func (s *Store) Create(ctx context.Context, key string, value []byte) (int64, er
 
 // Update implements storage.Interface.
 func (s *Store) Update(ctx context.Context, key string, value []byte, expected int64) (int64, error) {
+	if err := s.unreachable(ctx, "update", key); err != nil {
+		return 0, err
+	}
 	c, cancel := s.call(ctx)
 	defer cancel()
 	resp, err := s.kv.Txn(c).
@@ -247,6 +268,7 @@ func (s *Store) Update(ctx context.Context, key string, value []byte, expected i
 	if err != nil {
 		return 0, s.fail(ctx, "update", key, err)
 	}
+	s.answered()
 	if !resp.Succeeded {
 		return 0, mismatch(key, expected, resp)
 	}
@@ -255,6 +277,9 @@ func (s *Store) Update(ctx context.Context, key string, value []byte, expected i
 
 // Delete implements storage.Interface.
 func (s *Store) Delete(ctx context.Context, key string, expected int64) (storage.Object, error) {
+	if err := s.unreachable(ctx, "delete", key); err != nil {
+		return storage.Object{}, err
+	}
 	c, cancel := s.call(ctx)
 	defer cancel()
 	cmps := []clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(key), ">", 0)}
@@ -269,6 +294,7 @@ func (s *Store) Delete(ctx context.Context, key string, expected int64) (storage
 	if err != nil {
 		return storage.Object{}, s.fail(ctx, "delete", key, err)
 	}
+	s.answered()
 	if !resp.Succeeded {
 		return storage.Object{}, mismatch(key, expected, resp)
 	}
@@ -293,6 +319,9 @@ func mismatch(key string, expected int64, resp *clientv3.TxnResponse) error {
 // Before watching, Watch reads the revision to start from, so that an unreachable etcd or a compacted
 // revision is an error now, which the engine can answer with, rather than a channel that closes at once.
 func (s *Store) Watch(ctx context.Context, prefix string, from int64) (<-chan storage.Event, error) {
+	if err := s.unreachable(ctx, "watch", prefix); err != nil {
+		return nil, err
+	}
 	c, cancel := s.call(ctx)
 	defer cancel()
 	// Reading one key at revision from fails if from is compacted; a revision etcd has not reached yet is
@@ -313,6 +342,7 @@ func (s *Store) Watch(ctx context.Context, prefix string, from int64) (<-chan st
 	case from == 0:
 		from = resp.Header.Revision
 	}
+	s.answered()
 
 	wctx, wcancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 	wch := s.watcher.Watch(wctx, prefix, clientv3.WithPrefix(), clientv3.WithRev(from+1), clientv3.WithPrevKV())
@@ -367,6 +397,29 @@ func (s *Store) call(ctx context.Context) (context.Context, context.CancelFunc) 
 	return context.WithTimeout(ctx, s.timeout)
 }
 
+// unreachable fails a request at once when etcd is known to be out of reach: a request already waited the
+// whole timeout in vain and the connection is still failing. Without it, every request of an outage would wait
+// the timeout, and one the engine answers with several storage calls would take several. A short blip
+// (an etcd restart) is still ridden out by the first request, which waits.
+func (s *Store) unreachable(ctx context.Context, op, key string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s %s: %w", op, key, err) // as fail would say
+	}
+	since := s.down.Load()
+	if since == 0 || s.client.ActiveConnection().GetState() != connectivity.TransientFailure {
+		return nil
+	}
+	return fmt.Errorf("%w: %s: cannot %s %s: not connected (no answer since %s)", storage.ErrUnavailable, s.where, op, key,
+		time.Unix(0, since).UTC().Format(time.TimeOnly))
+}
+
+// answered notes a request that etcd answered, so that the next ones wait for it again when it is slow.
+func (s *Store) answered() {
+	if s.down.Load() != 0 {
+		s.down.Store(0)
+	}
+}
+
 // fail converts the error of a request that ctx made: unreachable etcd and timeouts become ErrUnavailable
 // (which the engine answers with 503), compaction ErrCompacted.
 func (s *Store) fail(ctx context.Context, op, key string, err error) error {
@@ -377,6 +430,7 @@ func (s *Store) fail(ctx context.Context, op, key string, err error) error {
 	case errors.Is(err, rpctypes.ErrCompacted):
 		return fmt.Errorf("%s %s: %w", op, key, storage.ErrCompacted)
 	case errors.Is(err, context.DeadlineExceeded):
+		s.down.CompareAndSwap(0, time.Now().UnixNano())
 		return fmt.Errorf("%w: %s did not answer %s %s within %v", storage.ErrUnavailable, s.where, op, key, s.timeout)
 	case unavailable(err):
 		return fmt.Errorf("%w: %s: %s %s: %v", storage.ErrUnavailable, s.where, op, key, err)

@@ -2,6 +2,12 @@
 // resources they define) over HTTP.
 //
 //	crdplay-server [--addr 127.0.0.1:8080] [--storage memory] [--log-requests]
+//	crdplay-server --storage etcd --etcd-endpoints URL,... [--etcd-cafile F] [--etcd-certfile F --etcd-keyfile F] ...
+//	crdplay-server --storage etcd --etcd-embedded --data-dir DIR ...
+//
+// With --storage etcd, objects are kept in an etcd cluster, or in an etcd the server runs inside itself on a
+// loopback port (--etcd-embedded), whose data survives restarts in --data-dir. While etcd cannot be reached,
+// requests answer 503 Service Unavailable; the server keeps running and recovers when etcd is back.
 //
 // It stops gracefully on SIGINT or SIGTERM; a second signal stops it at once.
 package main
@@ -14,6 +20,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -25,7 +32,14 @@ const shutdownGrace = 5 * time.Second
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "listen on `host:port`")
-	storage := flag.String("storage", server.StorageMemory, "where objects are kept: memory (lost on exit)")
+	storage := flag.String("storage", server.StorageMemory, "where objects are kept: memory (lost on exit) or etcd")
+	var etcd server.EtcdOptions
+	endpoints := flag.String("etcd-endpoints", "", "with --storage etcd: the cluster's client `URLs`, comma-separated")
+	flag.StringVar(&etcd.CAFile, "etcd-cafile", "", "CA certificate `file` that verifies the etcd servers (default: the system's roots)")
+	flag.StringVar(&etcd.CertFile, "etcd-certfile", "", "client certificate `file` for etcd (with --etcd-keyfile)")
+	flag.StringVar(&etcd.KeyFile, "etcd-keyfile", "", "client key `file` for etcd (with --etcd-certfile)")
+	flag.BoolVar(&etcd.Embedded, "etcd-embedded", false, "with --storage etcd: run etcd inside the server, on a loopback port (needs --data-dir)")
+	flag.StringVar(&etcd.DataDir, "data-dir", "", "`directory` of the embedded etcd's data, created if needed")
 	logRequests := flag.Bool("log-requests", false, "log one line per request to stderr")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: crdplay-server [flags]\n")
@@ -36,19 +50,24 @@ func main() {
 		fatalUsage("unexpected arguments: %v", flag.Args())
 	}
 
+	if *endpoints != "" {
+		etcd.Endpoints = strings.Split(*endpoints, ",")
+	}
+
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	opts := server.Options{Storage: *storage}
+	opts := server.Options{Storage: *storage, Etcd: etcd}
 	if *logRequests {
 		opts.Log = log
 	}
-	h, err := server.NewHandler(opts)
-	if err != nil {
-		fatalUsage("--storage=%s: %v", *storage, err)
-	}
+	// Listening first, so that an address in use is reported before an embedded etcd starts.
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		log.Error("cannot listen", "err", err)
 		os.Exit(1)
+	}
+	h, err := server.NewHandler(opts)
+	if err != nil {
+		fatalUsage("--storage=%s: %v", *storage, err)
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -62,9 +81,15 @@ func main() {
 	log.Info("serving", "url", "http://"+ln.Addr().String(), "storage", *storage)
 	if err := server.Serve(ctx, ln, h, shutdownGrace); err != nil {
 		log.Error("serve", "err", err)
+		h.Close()
 		os.Exit(1)
 	}
 	<-signalled // Serve returns nil only after ctx is done; keep the log lines in order
+	// An embedded etcd is stopped cleanly here; were the process killed instead, etcd's write-ahead log would
+	// still hold every acknowledged write.
+	if err := h.Close(); err != nil {
+		log.Error("closing storage", "err", err)
+	}
 	log.Info("stopped")
 }
 
