@@ -137,6 +137,35 @@ test('the page loads the engine (cold), shows progress, and answers a request', 
   await page.screenshot({ path: path.join(resultsDir, 'page.png'), fullPage: true });
 });
 
+test('client.js: bridge faults cross the worker as {error}; a missing wasm fails ready', async () => {
+  await page.evaluate(() => globalThis.crdplay.ready);
+  const got = await page.evaluate(async () => {
+    const settle = (p) => p.then((v) => ({ ok: v }), (e) => ({ err: e }));
+    const { CrdplayClient } = await import('/client.js');
+    const broken = new CrdplayClient({ wasmURL: '/nope.wasm' });
+    const failed = new Promise((resolve) => broken.addEventListener('failed', (e) => resolve(e.detail)));
+    const out = {
+      notObject: await settle(globalThis.crdplay.request(42)),
+      notCloneable: await settle(globalThis.crdplay.request({ path: '/version', body: () => 1 })),
+      watch: await settle(globalThis.crdplay.request({ path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions?watch=1' })),
+      badWebhook: globalThis.crdplay.setWebhook(7),
+      brokenReady: await settle(broken.ready),
+      brokenEvent: await failed,
+      brokenCall: await settle(broken.request({ path: '/version' })),
+    };
+    broken.terminate();
+    return out;
+  });
+  assert.match(got.notObject.err.error, /^crdplay\.request: want an object .* got number$/);
+  assert.match(got.notCloneable.err.error, /^crdplay\.request: .*could not be cloned/);
+  assert.equal(got.watch.ok.status, 400);
+  assert.match(JSON.parse(got.watch.ok.body).message, /timeoutSeconds/);
+  assert.deepEqual(got.badWebhook, { error: 'crdplay.setWebhook: want a function or null, got number' });
+  assert.match(got.brokenReady.err.error, /nope\.wasm: HTTP 404/);
+  assert.match(got.brokenEvent.error, /nope\.wasm: HTTP 404/);
+  assert.match(got.brokenCall.err.error, /nope\.wasm: HTTP 404/);
+});
+
 test('every oracle case passes in Chromium through window.crdplay', { timeout: 600_000 }, async (t) => {
   await page.evaluate(() => globalThis.crdplay.ready);
   const result = await page.evaluate(async () => {
