@@ -449,8 +449,10 @@ func unavailable(err error) bool {
 			return true
 		}
 	}
+	// Not codes.ResourceExhausted: it is also the client's refusal to send an object above its message limit,
+	// which no retry will fix (kube-apiserver answers that with 500 too).
 	switch status.Code(err) {
-	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled, codes.ResourceExhausted:
+	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled:
 		return true
 	}
 	return errors.Is(err, context.Canceled) // the client was closed
