@@ -3,6 +3,7 @@
 // wasm sent gzip-encoded and as it is, and the round trip of a small request. Prints a Markdown table.
 //
 // Needs what web/test/oracle.spec.mjs needs. Run: node web/bench/load.mjs [runs per row, default 5]
+// (CHROMIUM_ARGS adds browser flags).
 import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,7 +15,9 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.
 const webDir = path.resolve(root, process.env.CRDPLAY_WEB_DIR ?? 'build/web');
 const executablePath = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const args = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  // e.g. CHROMIUM_ARGS=--js-flags=--liftoff-only, to see what V8's tiering costs
+  ...(process.env.CHROMIUM_ARGS ?? '').split(' ').filter(Boolean)];
 const runs = Number(process.argv[2] ?? 5);
 
 const binDir = mkdtempSync(path.join(tmpdir(), 'crdplay-webdev-'));
