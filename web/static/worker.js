@@ -27,7 +27,10 @@ self.onmessage = (event) => {
   const m = event.data;
   switch (m.op) {
     case 'init':
-      if (!started) started = start(m);
+      if (!started) {
+        started = start(m);
+        started.catch(() => {}); // reported by the 'failed' message; calls still see the rejection
+      }
       break;
     case 'request':
     case 'reset':
