@@ -30,7 +30,7 @@ TEST_TARGETS := test-lint test-go test-wasm
 help:
 	@echo 'make run    build, then serve on http://$(ADDR) with in-memory storage (RUN_FLAGS=--log-requests)'
 	@echo 'make test   every test: vet and gofmt, Go natively, Go under GOOS=js GOARCH=wasm in node'
-	@echo 'make bench  size report of the engine built for the browser'
+	@echo 'make bench  reports: engine size for the browser, API throughput on memory and etcd'
 	@echo 'make clean  remove bin/ and build/'
 
 ## Running
@@ -64,12 +64,17 @@ test-wasm: need-node wasm-workspace
 
 ## Benchmarks: reports, never pass/fail tests
 
+# Length of each phase of the API throughput report (tools/loadbench: write and read, memory and etcd).
+BENCH_DURATION ?= 5s
+
 bench: wasm-workspace
 	$(WASM_ENV) $(GO) build -trimpath -ldflags='-s -w' -o build/bench/engine.wasm ./tools/enginewasm
 	@PATH="$$PATH:$(WASM_EXEC_DIR)" node "$(WASM_EXEC_DIR)/wasm_exec_node.js" build/bench/engine.wasm /version \
 		| sed 's/^/engine.wasm smoke run: GET /'
 	$(GO) -C tools/wasmsize run . -cache $(CURDIR)/build/bench/cache \
 		-max 'engine wasm=6MB' 'engine wasm=$(CURDIR)/build/bench/engine.wasm'
+	@echo
+	$(GO) run ./tools/loadbench -clients 8 -duration $(BENCH_DURATION)
 
 ## Generated inputs and installed tools
 
