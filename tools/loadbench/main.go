@@ -20,6 +20,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -46,7 +47,20 @@ func main() {
 	clients := flag.Int("clients", 8, "concurrent clients")
 	duration := flag.Duration("duration", 5*time.Second, "length of each phase")
 	storages := flag.String("storage", "memory,etcd", "comma-separated storages to measure")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (server included) to `file`")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "loadbench:", err)
+			os.Exit(1)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "loadbench:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 
 	fmt.Printf("API throughput: %d concurrent clients, %s per phase, loopback HTTP/1.1 keep-alive\n\n", *clients, *duration)
 	fmt.Printf("%-8s %-36s %10s %10s %10s %9s\n", "storage", "phase", "req/s", "p50", "p99", "requests")
@@ -62,6 +76,7 @@ func main() {
 		}
 	}
 	if failed {
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }
