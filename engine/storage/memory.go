@@ -49,23 +49,69 @@ func (s *Memory) Get(_ context.Context, key string) (Object, error) {
 func (s *Memory) List(_ context.Context, prefix string, opts ListOptions) (ListResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	data, rev := s.data, s.rev
+	if opts.Revision > 0 && opts.Revision != s.rev {
+		var err error
+		if data, err = s.stateAt(prefix, opts.Revision); err != nil {
+			return ListResult{}, err
+		}
+		rev = opts.Revision
+	}
 	var keys []string
-	for k := range s.data {
+	for k := range data {
 		if strings.HasPrefix(k, prefix) && (opts.StartKey == "" || k > opts.StartKey) {
 			keys = append(keys, k)
 		}
 	}
 	sort.Strings(keys)
-	res := ListResult{Revision: s.rev}
+	res := ListResult{Revision: rev}
 	if opts.Limit > 0 && int64(len(keys)) > opts.Limit {
 		keys = keys[:opts.Limit]
 		res.More = true
 	}
 	res.Items = make([]Object, len(keys))
 	for i, k := range keys {
-		res.Items[i] = s.data[k]
+		res.Items[i] = data[k]
 	}
 	return res, nil
+}
+
+// stateAt rebuilds the objects under prefix as they were at revision rev by undoing the newer events of the
+// history; s.mu is held.
+func (s *Memory) stateAt(prefix string, rev int64) (map[string]Object, error) {
+	if rev > s.rev {
+		return nil, fmt.Errorf("revision %d (the store is at %d): %w", rev, s.rev, ErrFutureRevision)
+	}
+	if compacted := s.compactedLocked(); rev < compacted {
+		return nil, &CompactedError{Revision: rev, Compacted: compacted}
+	}
+	state := map[string]Object{}
+	for k, o := range s.data {
+		if strings.HasPrefix(k, prefix) {
+			state[k] = o
+		}
+	}
+	for i := len(s.history) - 1; i >= 0 && s.history[i].Object.Revision > rev; i-- {
+		ev := s.history[i]
+		if !strings.HasPrefix(ev.Object.Key, prefix) {
+			continue
+		}
+		if ev.Prev == nil {
+			delete(state, ev.Object.Key) // undo a create
+		} else {
+			state[ev.Object.Key] = Object{Key: ev.Object.Key, Value: ev.Prev, Revision: ev.PrevRevision}
+		}
+	}
+	return state, nil
+}
+
+// compactedLocked is the newest revision whose predecessors are forgotten: the history holds every event after
+// it. s.mu is held.
+func (s *Memory) compactedLocked() int64 {
+	if len(s.history) == 0 {
+		return s.rev
+	}
+	return s.history[0].Object.Revision - 1
 }
 
 // Create implements Interface.
@@ -75,7 +121,7 @@ func (s *Memory) Create(_ context.Context, key string, value []byte) (int64, err
 	if _, ok := s.data[key]; ok {
 		return 0, fmt.Errorf("%s: %w", key, ErrExists)
 	}
-	return s.put(key, value, nil), nil
+	return s.put(key, value, nil, 0), nil
 }
 
 // Update implements Interface.
@@ -89,7 +135,7 @@ func (s *Memory) Update(_ context.Context, key string, value []byte, expected in
 	if old.Revision != expected {
 		return 0, fmt.Errorf("%s: at revision %d, not %d: %w", key, old.Revision, expected, ErrConflict)
 	}
-	return s.put(key, value, old.Value), nil
+	return s.put(key, value, old.Value, old.Revision), nil
 }
 
 // Delete implements Interface.
@@ -105,17 +151,17 @@ func (s *Memory) Delete(_ context.Context, key string, expected int64) (Object, 
 	}
 	delete(s.data, key)
 	s.rev++
-	s.publish(Event{Type: EventDelete, Object: Object{Key: key, Revision: s.rev}, Prev: old.Value})
+	s.publish(Event{Type: EventDelete, Object: Object{Key: key, Revision: s.rev}, Prev: old.Value, PrevRevision: old.Revision})
 	return old, nil
 }
 
 // put stores value and publishes the event; s.mu is held.
-func (s *Memory) put(key string, value, prev []byte) int64 {
+func (s *Memory) put(key string, value, prev []byte, prevRev int64) int64 {
 	s.rev++
 	v := append([]byte(nil), value...)
 	o := Object{Key: key, Value: v, Revision: s.rev}
 	s.data[key] = o
-	s.publish(Event{Type: EventPut, Object: o, Prev: prev})
+	s.publish(Event{Type: EventPut, Object: o, Prev: prev, PrevRevision: prevRev})
 	return s.rev
 }
 
@@ -149,8 +195,8 @@ func (s *Memory) Watch(ctx context.Context, prefix string, from int64) (<-chan E
 	defer s.mu.Unlock()
 	var replay []Event
 	if from > 0 && from < s.rev {
-		if len(s.history) == 0 || s.history[0].Object.Revision > from+1 {
-			return nil, fmt.Errorf("revision %d: %w", from, ErrCompacted)
+		if compacted := s.compactedLocked(); from < compacted {
+			return nil, &CompactedError{Revision: from, Compacted: compacted}
 		}
 		for _, ev := range s.history {
 			if ev.Object.Revision > from && strings.HasPrefix(ev.Object.Key, prefix) {

@@ -32,8 +32,20 @@ func TestMemoryCompaction(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.Watch(ctx, "/registry/g/r/", first); !errors.Is(err, storage.ErrCompacted) {
-		t.Errorf("Watch from revision %d after %d writes: %v, want ErrCompacted", first, writes, err)
+	_, err = s.Watch(ctx, "/registry/g/r/", first)
+	var ce *storage.CompactedError
+	if !errors.Is(err, storage.ErrCompacted) || !errors.As(err, &ce) || ce.Revision != first || ce.Compacted <= first || ce.Compacted > rev-4096 {
+		t.Errorf("Watch from revision %d after %d writes: %v, want a CompactedError at most 4096 revisions back", first, writes, err)
+	}
+	if _, err := s.List(ctx, "/registry/g/r/", storage.ListOptions{Revision: first}); !errors.Is(err, storage.ErrCompacted) {
+		t.Errorf("List at revision %d after %d writes: %v, want ErrCompacted", first, writes, err)
+	}
+	// The oldest revision it remembers can still be listed, with the value of then.
+	if ce != nil {
+		res, err := s.List(ctx, "/registry/g/r/", storage.ListOptions{Revision: ce.Compacted})
+		if err != nil || len(res.Items) != 1 || res.Items[0].Revision != ce.Compacted || string(res.Items[0].Value) != fmt.Sprint(ce.Compacted-first) {
+			t.Errorf("List at the compaction revision %d: %+v, %v", ce.Compacted, res, err)
+		}
 	}
 	// The recent past is still there.
 	ch, err := s.Watch(ctx, "/registry/g/r/", rev-10)

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
 )
 
 // Interface is where the engine keeps every object, as kube-apiserver keeps them in etcd: JSON documents of the
@@ -16,7 +17,9 @@ type Interface interface {
 	Get(ctx context.Context, key string) (Object, error)
 	// List returns the objects whose keys start with prefix, in key order, and the store's current revision.
 	// With opts.Limit > 0 at most Limit items are returned and More reports whether others follow
-	// opts.StartKey (exclusive start: the key after the last one returned).
+	// opts.StartKey (exclusive start: the key after the last one returned). With opts.Revision > 0 the objects
+	// are those the store held at that revision, which is also the revision returned; a revision the store no
+	// longer remembers fails with a *CompactedError, one it has not reached yet with ErrFutureRevision.
 	List(ctx context.Context, prefix string, opts ListOptions) (ListResult, error)
 	// Create writes value at key, failing with ErrExists if the key holds an object.
 	Create(ctx context.Context, key string, value []byte) (revision int64, err error)
@@ -26,8 +29,9 @@ type Interface interface {
 	// Delete removes the object at key if its revision is expectedRevision (0 means any) and returns the object
 	// as it was.
 	Delete(ctx context.Context, key string, expectedRevision int64) (Object, error)
-	// Watch streams the changes under prefix made after revision fromRevision (0 means from now). The channel
-	// is closed when ctx is done or the store can no longer follow the changes; a closed channel without a
+	// Watch streams the changes under prefix made after revision fromRevision (0 means from now). A
+	// fromRevision whose later changes the store has forgotten fails with a *CompactedError. The channel is
+	// closed when ctx is done or the store can no longer follow the changes; a closed channel without a
 	// cancelled ctx means the watcher must list again.
 	Watch(ctx context.Context, prefix string, fromRevision int64) (<-chan Event, error)
 }
@@ -45,6 +49,9 @@ type ListOptions struct {
 	Limit int64
 	// StartKey, if set, makes the list start at the first key strictly greater than it.
 	StartKey string
+	// Revision, if set, lists the state at that revision rather than the current one, as an etcd range read at
+	// a revision does: what a paginated list continues from, and what resourceVersionMatch=Exact asks for.
+	Revision int64
 }
 
 // ListResult is one page of a List.
@@ -71,6 +78,8 @@ type Event struct {
 	Type   EventType
 	Object Object
 	Prev   []byte
+	// PrevRevision is the revision of the document in Prev (0 when there is none).
+	PrevRevision int64
 }
 
 // Errors returned (wrapped) by Interface implementations.
@@ -79,6 +88,25 @@ var (
 	ErrExists      = errors.New("already exists")
 	ErrConflict    = errors.New("revision conflict")
 	ErrUnavailable = errors.New("storage unavailable")
-	// ErrCompacted means a watch or list asked for a revision the store no longer remembers.
+	// ErrCompacted means a watch or list asked for a revision the store no longer remembers; implementations
+	// return it as a *CompactedError when they know how far back they remember.
 	ErrCompacted = errors.New("revision compacted")
+	// ErrFutureRevision means a list asked for a revision the store has not reached yet.
+	ErrFutureRevision = errors.New("revision not reached yet")
 )
+
+// CompactedError is ErrCompacted with the revisions involved: the changes after Compacted are still known, and
+// the state at any revision from Compacted on can still be listed.
+type CompactedError struct {
+	// Revision is the revision that was asked for.
+	Revision int64
+	// Compacted is the newest revision whose predecessors the store has forgotten.
+	Compacted int64
+}
+
+func (e *CompactedError) Error() string {
+	return fmt.Sprintf("revision %d is older than the oldest remembered, %d", e.Revision, e.Compacted)
+}
+
+// Unwrap makes errors.Is(err, ErrCompacted) hold.
+func (e *CompactedError) Unwrap() error { return ErrCompacted }

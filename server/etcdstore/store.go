@@ -204,6 +204,9 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 			n = opts.Limit - int64(len(res.Items))
 		}
 		ropts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(n)}
+		if res.Revision == 0 && opts.Revision > 0 {
+			res.Revision = opts.Revision
+		}
 		if res.Revision != 0 {
 			ropts = append(ropts, clientv3.WithRev(res.Revision))
 		}
@@ -211,6 +214,10 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 		resp, err := s.kv.Get(c, start, ropts...)
 		cancel()
 		if err != nil {
+			if errors.Is(err, rpctypes.ErrCompacted) {
+				s.answered()
+				return storage.ListResult{}, s.compacted(ctx, prefix, res.Revision)
+			}
 			return storage.ListResult{}, s.fail(ctx, "list", prefix, err)
 		}
 		s.answered()
@@ -337,6 +344,9 @@ func (s *Store) Watch(ctx context.Context, prefix string, from int64) (<-chan st
 	resp, err := s.kv.Get(c, key, probe...)
 	switch {
 	case errors.Is(err, rpctypes.ErrFutureRev):
+	case errors.Is(err, rpctypes.ErrCompacted):
+		s.answered()
+		return nil, s.compacted(ctx, prefix, from)
 	case err != nil:
 		return nil, s.fail(ctx, "watch", prefix, err)
 	case from == 0:
@@ -368,26 +378,44 @@ func (s *Store) Watch(ctx context.Context, prefix string, from int64) (<-chan st
 	return out, nil
 }
 
+// compacted describes a revision etcd has compacted away: the compaction revision is learnt from a watch that
+// starts there, which etcd answers with it at once.
+func (s *Store) compacted(ctx context.Context, key string, rev int64) error {
+	c, cancel := s.call(ctx)
+	defer cancel()
+	if key == "" {
+		key = "\x00"
+	}
+	for resp := range s.watcher.Watch(c, key, clientv3.WithRev(rev+1)) {
+		if resp.CompactRevision > 0 {
+			return &storage.CompactedError{Revision: rev, Compacted: resp.CompactRevision}
+		}
+		break
+	}
+	return fmt.Errorf("revision %d of %s: %w", rev, key, storage.ErrCompacted)
+}
+
 // event converts an etcd watch event.
 func event(ev *clientv3.Event) storage.Event {
 	o := storage.Object{Key: string(ev.Kv.Key), Revision: ev.Kv.ModRevision}
 	var prev []byte
+	var prevRev int64
 	if ev.PrevKv != nil {
-		prev = ev.PrevKv.Value
+		prev, prevRev = ev.PrevKv.Value, ev.PrevKv.ModRevision
 	}
 	if ev.Type == clientv3.EventTypeDelete {
-		return storage.Event{Type: storage.EventDelete, Object: o, Prev: prev}
+		return storage.Event{Type: storage.EventDelete, Object: o, Prev: prev, PrevRevision: prevRev}
 	}
 	o.Value = ev.Kv.Value
 	switch {
 	case ev.IsCreate():
-		prev = nil // a create has no previous document, whatever the key held before its last delete
+		prev, prevRev = nil, 0 // a create has no previous document, whatever the key held before its last delete
 	case prev == nil:
 		// The engine tells MODIFIED from ADDED by a non-nil Prev; etcd omits the previous value when it has
 		// been compacted away, or when it was empty.
 		prev = []byte{}
 	}
-	return storage.Event{Type: storage.EventPut, Object: o, Prev: prev}
+	return storage.Event{Type: storage.EventPut, Object: o, Prev: prev, PrevRevision: prevRev}
 }
 
 // ---------------------------------------------------------------- errors and timeouts
@@ -429,6 +457,8 @@ func (s *Store) fail(ctx context.Context, op, key string, err error) error {
 		return fmt.Errorf("%s %s: %w", op, key, ctx.Err())
 	case errors.Is(err, rpctypes.ErrCompacted):
 		return fmt.Errorf("%s %s: %w", op, key, storage.ErrCompacted)
+	case errors.Is(err, rpctypes.ErrFutureRev):
+		return fmt.Errorf("%s %s: %w", op, key, storage.ErrFutureRevision)
 	case errors.Is(err, context.DeadlineExceeded):
 		s.down.CompareAndSwap(0, time.Now().UnixNano())
 		return fmt.Errorf("%w: %s did not answer %s %s within %v", storage.ErrUnavailable, s.where, op, key, s.timeout)

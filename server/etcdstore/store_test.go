@@ -139,8 +139,16 @@ func TestCompaction(t *testing.T) {
 	if _, err := s.client.Compact(ctx, rev-1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Watch(ctx, "/registry/", first); !errors.Is(err, storage.ErrCompacted) {
-		t.Errorf("Watch from compacted revision %d: %v, want ErrCompacted", first, err)
+	_, err = s.Watch(ctx, "/registry/", first)
+	var ce *storage.CompactedError
+	if !errors.As(err, &ce) || ce.Revision != first || ce.Compacted != rev-1 {
+		t.Errorf("Watch from compacted revision %d: %v, want a CompactedError at %d", first, err, rev-1)
+	}
+	if _, err := s.List(ctx, "/registry/", storage.ListOptions{Revision: first}); !errors.As(err, &ce) || ce.Compacted != rev-1 {
+		t.Errorf("List at compacted revision %d: %v, want a CompactedError at %d", first, err, rev-1)
+	}
+	if res, err := s.List(ctx, "/registry/", storage.ListOptions{Revision: rev - 1}); err != nil || len(res.Items) != 1 || string(res.Items[0].Value) != "2" {
+		t.Errorf("List at the compaction revision: %+v, %v", res, err)
 	}
 	ch, err := s.Watch(ctx, "/registry/", rev-1)
 	if err != nil {

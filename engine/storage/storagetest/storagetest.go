@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -39,6 +40,8 @@ func Run(t *testing.T, newStore func(t *testing.T) storage.Interface) {
 		{"Delete", testDelete},
 		{"List", testList},
 		{"ListPaging", testListPaging},
+		{"ListAtRevision", testListAtRevision},
+		{"PrevRevision", testPrevRevision},
 		{"RevisionsIncrease", testRevisionsIncrease},
 		{"WatchFromNow", testWatchFromNow},
 		{"WatchFromPast", testWatchFromPast},
@@ -333,6 +336,86 @@ func testListPaging(t *testing.T, s storage.Interface) {
 	}
 	if fmt.Sprint(all) != fmt.Sprint([]string{p + "a", p + "b", p + "c", p + "d", p + "e"}) {
 		t.Errorf("pages of 2 gave %v", all)
+	}
+}
+
+// testListAtRevision: a list at a past revision shows the objects as they were then, with their revisions of
+// then, and reports that revision; pages of it stay at it. A revision not reached yet is ErrFutureRevision.
+func testListAtRevision(t *testing.T, s storage.Interface) {
+	ctx := context.Background()
+	const p = "/registry/g/r/"
+	revA := create(t, s, p+"a", "a1")
+	revB := create(t, s, p+"b", "b1")
+	revA2, err := s.Update(ctx, p+"a", []byte("a2"), revA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Delete(ctx, p+"b", 0); err != nil {
+		t.Fatal(err)
+	}
+	afterDelete, err := s.List(ctx, p, storage.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	revC := create(t, s, p+"c", "c1")
+	show := func(items []storage.Object) string {
+		var out []string
+		for _, o := range items {
+			out = append(out, fmt.Sprintf("%s=%s@%d", o.Key[len(p):], o.Value, o.Revision))
+		}
+		return strings.Join(out, " ")
+	}
+	for _, tc := range []struct {
+		rev   int64
+		limit int64
+		start string
+		want  string
+		more  bool
+	}{
+		{revA, 0, "", fmt.Sprintf("a=a1@%d", revA), false},
+		{revB, 0, "", fmt.Sprintf("a=a1@%d b=b1@%d", revA, revB), false},
+		{revA2, 0, "", fmt.Sprintf("a=a2@%d b=b1@%d", revA2, revB), false},
+		{revA2, 1, "", fmt.Sprintf("a=a2@%d", revA2), true},
+		{revA2, 1, p + "a", fmt.Sprintf("b=b1@%d", revB), false},
+		{afterDelete.Revision, 0, "", fmt.Sprintf("a=a2@%d", revA2), false},
+		{revC, 0, "", fmt.Sprintf("a=a2@%d c=c1@%d", revA2, revC), false},
+	} {
+		res, err := s.List(ctx, p, storage.ListOptions{Revision: tc.rev, Limit: tc.limit, StartKey: tc.start})
+		if err != nil {
+			t.Errorf("List at %d (limit %d, start %q): %v", tc.rev, tc.limit, tc.start, err)
+			continue
+		}
+		if got := show(res.Items); got != tc.want || res.More != tc.more || res.Revision != tc.rev {
+			t.Errorf("List at %d (limit %d, start %q) = %q, More %v, revision %d; want %q, More %v, revision %d",
+				tc.rev, tc.limit, tc.start, got, res.More, res.Revision, tc.want, tc.more, tc.rev)
+		}
+	}
+	if _, err := s.List(ctx, p, storage.ListOptions{Revision: revC + 1000}); !errors.Is(err, storage.ErrFutureRevision) {
+		t.Errorf("List at a revision not reached: %v, want ErrFutureRevision", err)
+	}
+}
+
+// testPrevRevision: events carry the revision of the document they replace or delete.
+func testPrevRevision(t *testing.T, s storage.Interface) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const p = "/registry/g/r/"
+	ch, err := s.Watch(ctx, p, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	revA := create(t, s, p+"a", "a1")
+	revA2, err := s.Update(ctx, p+"a", []byte("a2"), revA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Delete(ctx, p+"a", 0); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []int64{0, revA, revA2} {
+		if ev := next(t, ch); ev.PrevRevision != want {
+			t.Errorf("event %d (%s): PrevRevision %d, want %d", i, showEvent(ev), ev.PrevRevision, want)
+		}
 	}
 }
 
