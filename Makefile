@@ -21,28 +21,41 @@ WASM_EXEC_DIR = $(shell $(GO) env GOROOT)/lib/wasm
 # Packages whose tests also run under node: the engine and everything internal it is built from.
 WASM_TEST_PKGS := ./engine/... $(if $(wildcard internal),./internal/...)
 
-# `make test` is every test target. The browser tests will add test-browser here (it will depend on
-# node_modules and chromium below).
-TEST_TARGETS := test-lint test-go test-wasm
+# `make test` is every test target.
+TEST_TARGETS := test-lint test-go test-wasm test-browser
 
-.PHONY: help run build test $(TEST_TARGETS) bench wasm-workspace need-node clean
+# The playground's static site (tools/webbuild): `make run` serves SITE_DIR; the browser tests build their own
+# copy with test assets; `make bench` measures a release build (brotli quality 11, slow the first time: the
+# compressed wasm is then cached by content under build/cache).
+SITE_DIR := build/web
+TEST_SITE_DIR := build/web-test
+BENCH_SITE_DIR := build/web-release
+WEBBUILD_FLAGS ?=
+
+.PHONY: help run build site test $(TEST_TARGETS) bench wasm-workspace need-node need-chromium clean
 
 help:
 	@echo 'make run    build, then serve on http://$(ADDR) with in-memory storage (RUN_FLAGS=--log-requests)'
-	@echo 'make test   every test: vet and gofmt, Go natively, Go under GOOS=js GOARCH=wasm in node'
-	@echo 'make bench  reports: engine size for the browser, API throughput on memory and etcd'
-	@echo 'make clean  remove bin/ and build/'
+	@echo 'make run    ... and the playground at http://$(ADDR)/ (the site in $(SITE_DIR))'
+	@echo 'make test   every test: vet, gofmt, templ drift, tsc; Go natively; Go under GOOS=js GOARCH=wasm in node;'
+	@echo '            the bridge in node and the playground in headless Chromium (test-browser)'
+	@echo 'make bench  reports: engine size for the browser, page load times, API throughput on memory and etcd'
+	@echo 'make clean  remove bin/, build/ and test-results/'
 
 ## Running
 
-# build makes everything `make run` serves. Today that is the server; the web bundle and the wasm it loads
-# will be added as prerequisites here.
-build:
+# build makes everything `make run` serves: the server and the playground's site.
+build: site
 	$(GO) build -o bin/crdplay-server ./server/cmd/crdplay-server
+
+# The site: templ pages, the esbuild bundle of web/src, the bridge wasm, all precompressed (brotli, gzip).
+# WEBBUILD_FLAGS=-release compresses with brotli quality 11.
+site: node_modules/.package-lock.json
+	$(GO) run ./tools/webbuild -o $(SITE_DIR) $(WEBBUILD_FLAGS)
 
 # exec, so that the server itself receives Ctrl-C and SIGTERM and shuts down gracefully.
 run: build
-	exec ./bin/crdplay-server --addr $(ADDR) --storage memory $(RUN_FLAGS)
+	exec ./bin/crdplay-server --addr $(ADDR) --storage memory --site $(SITE_DIR) $(RUN_FLAGS)
 
 ## Testing
 
@@ -54,6 +67,11 @@ test-lint:
 	@unformatted=$$(gofmt -l $$(find . \( -path ./build -o -path ./bin -o -path ./.git -o -name node_modules \) -prune \
 		-o -name '*.go' -print)); \
 	if [ -n "$$unformatted" ]; then echo "gofmt -w needed for:"; echo "$$unformatted"; exit 1; fi
+	@# The generated templ code is committed: regenerating must change nothing.
+	$(GO) tool templ generate -path web
+	@drift=$$(git status --porcelain -- 'web/*_templ.go'); \
+	if [ -n "$$drift" ]; then echo "templ output differs from the committed *_templ.go (run go tool templ generate):"; \
+		echo "$$drift"; git --no-pager diff --stat -- 'web/*_templ.go'; exit 1; fi
 
 test-go:
 	$(GO) test ./...
@@ -62,17 +80,33 @@ test-go:
 test-wasm: need-node wasm-workspace
 	PATH="$$PATH:$(WASM_EXEC_DIR)" $(WASM_ENV) $(GO) test $(WASM_TEST_PKGS)
 
+# The browser side: types (tsc: esbuild does not type-check), the bridge under node, and the playground and
+# every oracle case in Debian's headless Chromium (web/test). Screenshots and logs land in test-results/.
+test-browser: need-node need-chromium node_modules/.package-lock.json
+	node_modules/.bin/tsc -p web/tsconfig.json
+	$(GO) run ./tools/webbuild -test -o $(TEST_SITE_DIR)
+	$(GO) build -o bin/crdplay-server ./server/cmd/crdplay-server
+	CRDPLAY_WEB_DIR=$(TEST_SITE_DIR) CRDPLAY_SERVER=bin/crdplay-server node --test web/test/
+
 ## Benchmarks: reports, never pass/fail tests
 
 # Length of each phase of the API throughput report (tools/loadbench: write and read, memory and etcd).
 BENCH_DURATION ?= 5s
 
-bench: wasm-workspace
+# Cold page loads per row of the load report (web/bench/load.mjs).
+BENCH_LOAD_RUNS ?= 5
+
+bench: wasm-workspace need-chromium node_modules/.package-lock.json
 	$(WASM_ENV) $(GO) build -trimpath -ldflags='-s -w' -o build/bench/engine.wasm ./tools/enginewasm
 	@PATH="$$PATH:$(WASM_EXEC_DIR)" node "$(WASM_EXEC_DIR)/wasm_exec_node.js" build/bench/engine.wasm /version \
 		| sed 's/^/engine.wasm smoke run: GET /'
+	$(GO) run ./tools/webbuild -release -o $(BENCH_SITE_DIR)
 	$(GO) -C tools/wasmsize run . -cache $(CURDIR)/build/bench/cache \
-		-max 'engine wasm=6MB' 'engine wasm=$(CURDIR)/build/bench/engine.wasm'
+		-max 'engine wasm=6MB' -max 'playground wasm=6MB' 'engine wasm=$(CURDIR)/build/bench/engine.wasm' \
+		"playground wasm=$$(ls $(CURDIR)/$(BENCH_SITE_DIR)/assets/crdplay.*.wasm)"
+	@echo
+	$(GO) build -o bin/crdplay-server ./server/cmd/crdplay-server
+	CRDPLAY_WEB_DIR=$(BENCH_SITE_DIR) CRDPLAY_SERVER=bin/crdplay-server node web/bench/load.mjs $(BENCH_LOAD_RUNS)
 	@echo
 	$(GO) run ./tools/loadbench -clients 8 -duration $(BENCH_DURATION)
 
@@ -83,12 +117,22 @@ wasm-workspace:
 	@$(GO) run ./tools/wasmws -o $(WASM_WS)
 
 # node runs Go's js/wasm test binaries. It is on the project's machines; elsewhere Debian's package will do.
-# Chromium and `npm ci` (node_modules from package-lock.json) will get targets like this one.
 need-node:
 	@command -v node >/dev/null || { \
 		echo 'node not found: installing Debian nodejs'; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs; }
 	@node --version >/dev/null
 
+# The browser tests drive Debian's Chromium (never a browser that npm would download).
+need-chromium:
+	@test -x /usr/bin/chromium || { \
+		echo 'chromium not found: installing Debian chromium'; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+
+# npm packages at package-lock.json's exact versions (CodeMirror for the bundle, playwright-core, typescript).
+node_modules/.package-lock.json: package.json package-lock.json | need-node
+	npm ci --no-audit --no-fund
+	@touch $@
+
 clean:
-	rm -rf bin build
+	rm -rf bin build test-results

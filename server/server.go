@@ -31,6 +31,9 @@ type Options struct {
 	Etcd EtcdOptions
 	// Log, if set, receives one line per finished request (method, URI, status, size, duration).
 	Log *slog.Logger
+	// Site, if set, is the directory of the playground's static build (tools/webbuild), served beside the
+	// API: its pages and assets at their paths, every other path to the API (see WithSite).
+	Site string
 }
 
 // EtcdOptions choose the etcd of StorageEtcd: either a cluster to connect to (Endpoints, and TLS files for
@@ -98,6 +101,16 @@ func NewHandler(opts Options) (*Handler, error) {
 			closeStorage()
 		}
 		return nil, err
+	}
+	if opts.Site != "" {
+		site, err := NewSite(opts.Site)
+		if err != nil {
+			if closeStorage != nil {
+				closeStorage()
+			}
+			return nil, err
+		}
+		h = WithSite(h, site)
 	}
 	if opts.Log != nil {
 		h = accessLog(h, opts.Log)

@@ -34,6 +34,8 @@ export class CrdplayClient extends EventTarget {
   #webhook = null;
   /** @type {{error: string, stack?: string} | null} why calls fail from now on */
   #dead = null;
+  /** @type {string[]} the bridge's functions, known once the engine is ready */
+  #methods = [];
 
   /** @param {CrdplayClientOptions} [options] */
   constructor(options = {}) {
@@ -65,6 +67,26 @@ export class CrdplayClient extends EventTarget {
    */
   request(req) {
     return this.#call('request', req);
+  }
+
+  /**
+   * Calls another function of the bridge (such as evaluate or kubectl) with one structured-cloneable argument.
+   * Rejects with a CrdplayError when the engine has no such function.
+   * @param {string} method
+   * @param {unknown} [arg]
+   * @returns {Promise<any>}
+   */
+  call(method, arg) {
+    return this.#call('call', arg, method);
+  }
+
+  /**
+   * Whether the engine has a function; false until it is ready.
+   * @param {string} method
+   * @returns {boolean}
+   */
+  has(method) {
+    return this.#methods.includes(method);
   }
 
   /**
@@ -105,19 +127,20 @@ export class CrdplayClient extends EventTarget {
   }
 
   /**
-   * @param {'request' | 'reset'} op
+   * @param {'request' | 'reset' | 'call'} op
    * @param {unknown} [arg]
+   * @param {string} [method] for op 'call'
    * @returns {Promise<any>}
    */
-  #call(op, arg) {
+  #call(op, arg, method) {
     if (this.#dead) return Promise.reject(this.#dead);
     return new Promise((resolve, reject) => {
       const id = ++this.#seq;
       try {
-        this.#worker.postMessage({ op, id, arg });
+        this.#worker.postMessage({ op, id, arg, method });
       } catch (err) {
         // Not cloneable (a function in the request, say): the engine never sees it.
-        reject({ error: `crdplay.${op}: ${err instanceof Error ? err.message : String(err)}` });
+        reject({ error: `crdplay.${method ?? op}: ${err instanceof Error ? err.message : String(err)}` });
         return;
       }
       this.#calls.set(id, { resolve, reject });
@@ -138,6 +161,7 @@ export class CrdplayClient extends EventTarget {
         break;
       case 'ready': {
         this.#version = m.version;
+        this.#methods = Array.isArray(m.methods) ? m.methods : [];
         // The worker's clock is its own: move its timestamps onto the page's (ms since navigation start).
         /** @type {Record<string, number>} */
         const t = {};

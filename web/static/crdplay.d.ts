@@ -126,6 +126,13 @@ export interface CrdplayClient extends Crdplay, EventTarget {
   readonly ready: Promise<CrdplayReady>;
   /** Stops the worker; every later call rejects. */
   terminate(): void;
+  /**
+   * Calls another function of the engine's bridge (evaluate, kubectl, ... as the wasm provides them) with one
+   * structured-cloneable argument; rejects with a CrdplayError when there is no such function.
+   */
+  call(method: string, arg?: unknown): Promise<any>;
+  /** Whether the engine has the function (false until ready). */
+  has(method: string): boolean;
   addEventListener<K extends keyof CrdplayClientEventMap>(
     type: K,
     listener: (ev: CrdplayClientEventMap[K]) => void,
@@ -136,6 +143,318 @@ export interface CrdplayClient extends Crdplay, EventTarget {
     listener: EventListenerOrEventListenerObject | null,
     options?: boolean | AddEventListenerOptions,
   ): void;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// crdplay.evaluate: the playground's results (Go package crdplay/playground, bridged in wasm/main_js.go).
+//
+// In the worker the engine's global has evaluate(inputJSON): Promise<resultJSON>; the page reaches it through
+// the client as crdplay.call('evaluate', JSON.stringify(input)). Strings both ways: JSON.parse of the answer
+// is much faster than copying a deep tree across the bridge. Every answer in a result (statuses, bodies,
+// causes, warnings, tables, objects in other versions) is what the engine's REST API returned; positions,
+// marks, costs and schema trees are computed around those answers. The evaluation runs on an engine of its
+// own: it never touches the store that request() serves. A malformed input (not a string, not JSON, an
+// unknown mode) rejects with a CrdplayError; problems with the texts are diagnostics in the result.
+
+/** Operation on the objects: create (POST); update (old objects created, new ones PUT over them with their
+ * resourceVersion, like kubectl replace); status (PUT /status over the old object, or over the object itself
+ * created first); scale (create, then GET /scale or PUT replicas); delete (create, then DELETE). */
+export type CrdplayMode = 'create' | 'update' | 'status' | 'scale' | 'delete';
+
+export interface CrdplayEvaluateInput {
+  /** The CRD editor: CRDs as YAML or JSON documents separated by "---" lines. Omit it to keep the text of the
+   * previous evaluation (the CRDs then stay installed and only the objects run: the fast path). */
+  crds?: string;
+  /** The object editor: custom resources, one per document. */
+  objects: string;
+  /** The old-object editor, for 'update' and 'status'. */
+  oldObjects?: string;
+  /** Default 'create'. */
+  mode?: CrdplayMode;
+  /** fieldValidation of the writes; omitted, the API behaves as for Warn (kubectl sends Strict). */
+  fieldValidation?: 'Strict' | 'Warn' | 'Ignore';
+  /** For namespaced objects without metadata.namespace; default "default". */
+  namespace?: string;
+  /** Written to /scale in 'scale' mode; omitted, /scale is only read. */
+  replicas?: number;
+  /** The crdRevision of a result the page still holds: when current, schema trees are left out
+   * (schemasOmitted) since they are the same. */
+  knownCRDRevision?: string;
+  /** Return every HTTP exchange in exchanges. */
+  trace?: boolean;
+}
+
+/** A range of an editor's text: 1-based lines, 1-based columns in UTF-16 code units (as JavaScript and
+ * CodeMirror count), exclusive end. */
+export interface CrdplaySpan {
+  line: number;
+  column: number;
+  endLine: number;
+  endColumn: number;
+}
+
+export type CrdplaySource = 'crds' | 'objects' | 'oldObjects';
+
+/** An error, warning or note placed at the field it names. */
+export interface CrdplayDiagnostic extends CrdplaySpan {
+  source: CrdplaySource;
+  /** Index among the editor's non-empty documents; -1 for a bad "---" separator line. */
+  document: number;
+  /** The field path as the API reported it (spec.replicas, spec.validation.openAPIV3Schema.properties[spec]...). */
+  field?: string;
+  /** The cause's type (FieldValueInvalid...), the Status reason without causes (BadRequest...), "Warning",
+   * "YAMLSyntax", "NoKindMatch", "MissingKind", "NotAnObject", "NamesAccepted:<reason>", "Seeded", ... */
+  type: string;
+  /** Upstream's message. */
+  message: string;
+  severity: 'error' | 'warning' | 'info';
+  /** False when the field is not in the text and the span is its nearest ancestor (a missing required field,
+   * a path of upstream's internal CRD layout). */
+  exact: boolean;
+}
+
+export interface CrdplayCondition {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+}
+
+export interface CrdplayCELLimits {
+  /** Estimated cost x cardinality allowed per rule at CRD creation (10,000,000). */
+  perExpression: number;
+  /** Sum of a version's estimated costs (100,000,000). */
+  perCRD: number;
+  /** Runtime cost of one evaluation of one rule (1,000,000). */
+  perCall: number;
+  /** Runtime cost of all rules on one object (10,000,000). */
+  runtimeBudget: number;
+}
+
+/** A CEL rule and its estimated cost, as CRD validation computes it. */
+export interface CrdplayRuleCost {
+  /** spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule */
+  field: string;
+  /** Object path the rule runs at ("self"): "" for the root, "spec", "spec.tags[*]". */
+  self: string;
+  rule: string;
+  message?: string;
+  messageExpression?: string;
+  reason?: string;
+  fieldPath?: string;
+  /** Uses oldSelf: runs on updates only (unless optionalOldSelf). */
+  transition: boolean;
+  optionalOldSelf?: boolean;
+  /** CEL's worst-case cost of one evaluation. */
+  maxCost: number;
+  /** How many times it can run per object. */
+  cardinality: number;
+  /** cardinality from maxItems/maxProperties (true) or CEL's size estimate (false). */
+  cardinalityBounded: boolean;
+  /** maxCost x cardinality, compared with perExpression. NB: may exceed 2^53 (saturates at 2^64-1). */
+  cost: number;
+  messageExpressionCost?: number;
+  exceedsLimit: boolean;
+  /** Compile error. */
+  error?: string;
+  /** Where the rule is in the CRD text. */
+  span?: CrdplaySpan;
+}
+
+export interface CrdplayVersionCost {
+  version: string;
+  rules: CrdplayRuleCost[];
+  /** Sum of rules' and messageExpressions' costs, compared with perCRD. */
+  total: number;
+  exceedsLimit: boolean;
+  /** Why there is no report (a schema that is not structural). */
+  skipped?: string;
+}
+
+/** A node of a version's explain tree (kubectl explain), for the explain pane, hover and completion. */
+export interface CrdplaySchemaNode {
+  /** Field name; "[*]" for list items and map values; "" for the root. */
+  name: string;
+  /** Object path: "spec.containers[*].name". */
+  path: string;
+  type?: string;
+  /** As kubectl explain prints it: "Object", "[]string", "map[string]Object", "IntOrString". */
+  explain: string;
+  format?: string;
+  description?: string;
+  required?: boolean;
+  nullable?: boolean;
+  default?: unknown;
+  enum?: unknown[];
+  validations?: {
+    minimum?: number; exclusiveMinimum?: boolean; maximum?: number; exclusiveMaximum?: boolean; multipleOf?: number;
+    minLength?: number; maxLength?: number; pattern?: string;
+    minItems?: number; maxItems?: number; uniqueItems?: boolean; minProperties?: number; maxProperties?: number;
+  };
+  rules?: { rule: string; message?: string; messageExpression?: string; reason?: string; fieldPath?: string; optionalOldSelf?: boolean }[];
+  intOrString?: boolean;
+  preserveUnknownFields?: boolean;
+  embeddedResource?: boolean;
+  listType?: string;
+  listMapKeys?: string[];
+  mapType?: string;
+  combinators?: { allOf?: number; anyOf?: number; oneOf?: number; not?: boolean };
+  /** Where this node's schema is in the CRD text. */
+  span?: CrdplaySpan;
+  properties?: CrdplaySchemaNode[];
+  items?: CrdplaySchemaNode;
+  additionalProperties?: CrdplaySchemaNode;
+}
+
+export interface CrdplayVersionInfo {
+  name: string;
+  served: boolean;
+  storage: boolean;
+  deprecated?: boolean;
+  deprecationWarning?: string;
+  statusSubresource?: boolean;
+  scaleSubresource?: boolean;
+  columns?: { name: string; type: string; jsonPath: string; priority?: number }[];
+  cel: CrdplayVersionCost;
+  /** Absent without a schema, or when schemasOmitted. */
+  schema?: CrdplaySchemaNode;
+}
+
+/** The API's answer to one CRD document. */
+export interface CrdplayCRDResult {
+  document: number;
+  startLine: number;
+  endLine: number;
+  name?: string;
+  /** HTTP status of the POST (201 created). */
+  status: number;
+  accepted: boolean;
+  /** The Status body when refused: the exact 4xx. */
+  error?: any;
+  warnings: string[];
+  established: boolean;
+  acceptedNames?: { plural: string; singular?: string; kind: string; listKind?: string; shortNames?: string[]; categories?: string[] };
+  conditions?: CrdplayCondition[];
+  group?: string;
+  scope?: string;
+  /** Versions served once established. */
+  served: string[];
+  storage?: string;
+  /** Discovery's preferred version (kubectl get lists in it). */
+  preferred?: string;
+  /** "None" or "Webhook". */
+  conversion?: string;
+  /** The versions as the text declares them, also when refused. */
+  versions: CrdplayVersionInfo[];
+}
+
+/** A field that differs between the input and the stored object. */
+export interface CrdplayMark {
+  /** pruned (unknown field, or a null not allowed), defaulted, server (metadata the server sets), ignored (not
+   * written through this endpoint: status on the main resource with the subresource on; all but status on
+   * /status), changed. */
+  kind: 'pruned' | 'defaulted' | 'server' | 'ignored' | 'changed';
+  path: string;
+  /** Stored value (for pruned: the input's). */
+  value?: unknown;
+  /** Span in the object's editor text. */
+  input?: CrdplaySpan;
+  /** Span in storedYAML. */
+  stored?: CrdplaySpan;
+}
+
+export interface CrdplayVersionView {
+  version: string;
+  status: number;
+  /** The body: the object, or a Status (a failed conversion). */
+  object?: any;
+  /** As kubectl get -o yaml prints it (no managedFields). */
+  yaml?: string;
+  warnings: string[];
+  /** The Status message when the read failed. */
+  error?: string;
+}
+
+/** The API's answer for one object document. */
+export interface CrdplayObjectResult {
+  source: CrdplaySource;
+  document: number;
+  startLine: number;
+  endLine: number;
+  apiVersion?: string;
+  kind?: string;
+  namespace?: string;
+  /** As stored (generateName). */
+  name?: string;
+  /** create, update, status, scale, delete; absent when nothing could be sent (see the diagnostics). */
+  operation?: string;
+  method?: string;
+  path?: string;
+  status: number;
+  accepted: boolean;
+  /** The main request's body: the object, a Scale, or a Status. */
+  response?: any;
+  /** Warning headers, unquoted; ratcheted CEL errors among them. */
+  warnings: string[];
+  /** The object as held after the operation (absent if rejected or deleted). */
+  stored?: any;
+  /** stored as kubectl get -o yaml prints it (no managedFields); marks' stored spans point into it. */
+  storedYAML?: string;
+  marks: CrdplayMark[];
+  /** The object read in every served version. */
+  versions: CrdplayVersionView[];
+  /** CEL runtime cost used validating this object, when its version has rules. */
+  cel?: { used: number; budget: number };
+  /** An old object this CRD refuses, stored without validation (as under an earlier CRD) to show ratcheting. */
+  seeded?: boolean;
+  /** Gone after a delete. */
+  deleted?: boolean;
+}
+
+/** kubectl get -A for one CRD, in its preferred version. */
+export interface CrdplayTable {
+  crd: string;
+  version: string;
+  path: string;
+  status: number;
+  /** wide: priority > 0, shown by -o wide only. */
+  columns: { name: string; type: string; format?: string; description?: string; priority: number; wide: boolean }[];
+  rows: { namespace?: string; name: string; cells: unknown[] }[];
+  error?: string;
+}
+
+export interface CrdplayExchange {
+  method: string;
+  path: string;
+  contentType?: string;
+  accept?: string;
+  requestBody?: string;
+  status: number;
+  warnings: string[];
+  body: string;
+}
+
+export interface CrdplayEvaluateResult {
+  /** Changes whenever the CRD text does; send it back as knownCRDRevision. */
+  crdRevision: string;
+  /** The CRDs were already installed from the same text; only the objects ran. */
+  crdCached: boolean;
+  schemasOmitted: boolean;
+  crds: CrdplayCRDResult[];
+  oldObjects: CrdplayObjectResult[];
+  objects: CrdplayObjectResult[];
+  tables: CrdplayTable[];
+  diagnostics: CrdplayDiagnostic[];
+  celLimits: CrdplayCELLimits;
+  exchanges?: CrdplayExchange[];
+  /** Milliseconds. */
+  timings: { total: number; crds: number; objects: number };
+}
+
+/** The engine's global in the worker also has evaluate (the page: client.call('evaluate', inputJSON)). */
+export interface CrdplayEngine extends Crdplay {
+  /** JSON.stringify(CrdplayEvaluateInput) in; JSON of a CrdplayEvaluateResult out. */
+  evaluate(inputJSON: string): Promise<string>;
 }
 
 declare global {

@@ -7,11 +7,13 @@
 // Page -> worker messages:
 //   {op: 'init', wasmURL, wasmExecURL}       first, once: load and start the engine
 //   {op: 'request' | 'reset', id, arg}       a call; answered by {type: 'reply', id, ok, value | error}
+//   {op: 'call', id, method, arg}            a call of another method of the bridge (evaluate, kubectl...),
+//                                            answered the same way; methods lists what the engine has
 //   {op: 'setWebhook', enabled}              route conversion webhooks to the page (or stop)
 //   {op: 'webhookReply', id, ok, value | error}  the page's answer to a {type: 'webhook'} message
 // Worker -> page messages:
 //   {type: 'progress', loaded, total}        download progress of the wasm (total 0 when unknown)
-//   {type: 'ready', version, timings}        the engine is serving; timings in ms, see start()
+//   {type: 'ready', version, methods, timings}  the engine is serving; timings in ms, see start()
 //   {type: 'failed', error}                  the engine could not start
 //   {type: 'exit', code}                     the Go program ended (it should not): later calls fail
 //   {type: 'webhook', id, review, clientConfig}  a ConversionReview for the page's webhook function
@@ -35,6 +37,16 @@ self.onmessage = (event) => {
     case 'request':
     case 'reset':
       answer(m.id, () => self.crdplay[m.op](m.arg));
+      break;
+    case 'call':
+      answer(m.id, () => {
+        // Only the bridge's own functions, and not those with their own ops (setWebhook takes a function).
+        if (typeof m.method !== 'string' || ['setWebhook', 'version'].includes(m.method) ||
+          !Object.prototype.hasOwnProperty.call(self.crdplay, m.method) || typeof self.crdplay[m.method] !== 'function') {
+          throw new Error(`crdplay.${m.method}: this engine has no such method`);
+        }
+        return self.crdplay[m.method](m.arg);
+      });
       break;
     case 'setWebhook':
       // A failed start is reported by its own message.
@@ -106,7 +118,8 @@ async function start({ wasmURL, wasmExecURL }) {
     go.run(instance).then(() => postMessage({ type: 'exit', code: exitCode }));
     if (!self.crdplay) throw new Error('crdplay.wasm started but did not set globalThis.crdplay (see the console)');
     const ready = now();
-    postMessage({ type: 'ready', version: self.crdplay.version(), timings: { fetched, compiled, ready } });
+    const methods = Object.keys(self.crdplay).filter((k) => typeof self.crdplay[k] === 'function');
+    postMessage({ type: 'ready', version: self.crdplay.version(), methods, timings: { fetched, compiled, ready } });
   } catch (err) {
     postMessage({ type: 'failed', error: plainError(err) });
     throw err;

@@ -1,5 +1,5 @@
 // Tests of the wasm bridge (wasm/main_js.go) under node: the engine's globalThis.crdplay as the worker sees it,
-// without a browser. Needs the built site: go run ./tools/webdev -serve=false -test (CRDPLAY_WEB_DIR overrides
+// without a browser. Needs the built site: go run ./tools/webbuild -test (CRDPLAY_WEB_DIR overrides
 // build/web). Run: node --test web/test/
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -21,12 +21,13 @@ let crdplay;
 let exited = false;
 
 before(async () => {
-  const wasm = path.join(webDir, 'crdplay.wasm');
+  const assets = JSON.parse(readFileSync(path.join(webDir, 'manifest.json'), 'utf8'));
+  const wasm = path.join(webDir, assets['crdplay.wasm']);
   if (!existsSync(wasm)) {
-    throw new Error(`${wasm} is missing: build it with go run ./tools/webdev -serve=false -test`);
+    throw new Error(`${wasm} is missing: build it with go run ./tools/webbuild -test`);
   }
   // wasm_exec.js as the browser gets it (copied next to the wasm), a classic script that defines globalThis.Go.
-  createRequire(import.meta.url)(path.join(webDir, 'wasm_exec.js'));
+  createRequire(import.meta.url)(path.join(webDir, assets['wasm_exec.js']));
   const go = new globalThis.Go();
   const { instance } = await WebAssembly.instantiate(readFileSync(wasm), go.importObject);
   go.run(instance).then(() => { exited = true; });

@@ -1,90 +1,60 @@
-// Browser test: headless Chromium loads the page that tools/webdev serves, waits for the engine (crdplay.wasm in
-// a worker, behind window.crdplay), and replays every oracle case in testdata/oracle through
-// window.crdplay.request with the Go tests' own runner (wasm/oraclerunner, a second wasm in the page), which
-// must find every recorded response. It also checks what the server sends (types, lengths) and the page's
-// loading progress, reports load and round-trip times, and saves a screenshot to test-results/.
+// Browser test: headless Chromium loads the playground that crdplay-server hosts (the site of tools/webbuild),
+// waits for the engine (crdplay.wasm in a worker, behind window.crdplay), and replays every oracle case in
+// testdata/oracle through window.crdplay.request with the Go tests' own runner (wasm/oraclerunner, a second
+// wasm in the page), which must find every recorded response. It also checks what the server sends (types,
+// encodings, lengths) and the page's loading progress, reports load and round-trip times, and saves a
+// screenshot to test-results/.
 //
-// Needs: the built site with its test assets (go run ./tools/webdev -serve=false -test), node_modules (npm ci)
-// and Debian's chromium (CHROMIUM overrides /usr/bin/chromium). Run: node --test web/test/
+// Needs: the built site with its test assets (go run ./tools/webbuild -test), node_modules (npm ci) and
+// Debian's chromium (CHROMIUM overrides /usr/bin/chromium). Run: node --test web/test/
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { fileURLToPath } from 'node:url';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
+import { launch, manifest, resultsDir, root, startServer, webDir } from './harness.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const webDir = path.resolve(root, process.env.CRDPLAY_WEB_DIR ?? 'build/web');
-const resultsDir = path.join(root, 'test-results');
-const executablePath = process.env.CHROMIUM ?? '/usr/bin/chromium';
-
-// Flags that work for headless Chromium as root on these machines (see docs of the toolchain).
-const chromiumArgs = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-
-let server; // the tools/webdev process
-let binDir; // where its binary is built
+let server;
 let baseURL;
-let context; // a persistent context over a fresh profile: nothing cached, a cold load
-let profileDir;
+let browser;
 let page;
+let assets;
 const consoleLines = [];
 
 before(async () => {
-  for (const f of ['index.html', 'crdplay.wasm', 'wasm_exec.js', 'test/oraclerunner.wasm', 'test/oracle-cases.json']) {
+  for (const f of ['index.html', 'manifest.json', 'test/oraclerunner.wasm', 'test/oracle-cases.json']) {
     if (!existsSync(path.join(webDir, f))) {
-      throw new Error(`${path.join(webDir, f)} is missing: build with go run ./tools/webdev -serve=false -test`);
+      throw new Error(`${path.join(webDir, f)} is missing: build with go run ./tools/webbuild -test`);
     }
   }
-  if (!existsSync(executablePath)) {
-    throw new Error(`${executablePath} is missing: apt-get install chromium (or set CHROMIUM)`);
-  }
+  assets = manifest();
   mkdirSync(resultsDir, { recursive: true });
-
-  // The server as a binary, not through go run, so that stopping it by PID stops the server itself.
-  binDir = mkdtempSync(path.join(tmpdir(), 'crdplay-webdev-'));
-  const bin = path.join(binDir, 'webdev');
-  execFileSync('go', ['build', '-o', bin, './tools/webdev'], { cwd: root, stdio: 'inherit' });
-  server = spawn(bin, ['-build=false', '-addr', '127.0.0.1:0', '-o', webDir], { cwd: root, stdio: ['ignore', 'inherit', 'pipe'] });
-  baseURL = await new Promise((resolve, reject) => {
-    let seen = '';
-    server.stderr.on('data', (chunk) => {
-      process.stderr.write(chunk);
-      seen += chunk;
-      const m = seen.match(/serving .* on (http:\/\/127\.0\.0\.1:\d+\/)/);
-      if (m) resolve(m[1]);
-    });
-    server.on('exit', (code) => reject(new Error(`webdev exited (${code}) before serving`)));
-  });
-
-  profileDir = mkdtempSync(path.join(tmpdir(), 'crdplay-chromium-'));
-  context = await chromium.launchPersistentContext(profileDir, { executablePath, headless: true, args: chromiumArgs });
-  page = context.pages()[0] ?? await context.newPage();
+  server = await startServer();
+  baseURL = server.url;
+  browser = await launch();
+  page = browser.page;
   page.on('console', (msg) => consoleLines.push(`[${msg.type()}] ${msg.text()}`));
   page.on('pageerror', (err) => consoleLines.push(`[pageerror] ${err.message}`));
 });
 
 after(async () => {
-  await context?.close();
-  if (profileDir) rmSync(profileDir, { recursive: true, force: true });
-  server?.kill('SIGTERM');
-  if (binDir) rmSync(binDir, { recursive: true, force: true });
+  await browser?.close();
+  server?.stop();
   if (consoleLines.length) writeFileSync(path.join(resultsDir, 'oracle-console.txt'), consoleLines.join('\n') + '\n');
 });
 
 test('the server sends the wasm as application/wasm with its lengths', async () => {
-  for (const [encoding, wantEncoding] of [['gzip', 'gzip'], ['identity', null]]) {
-    const resp = await fetch(new URL('crdplay.wasm', baseURL), { method: 'HEAD', headers: { 'Accept-Encoding': encoding } });
+  for (const [encoding, wantEncoding] of [['br', 'br'], ['gzip', 'gzip'], ['identity', null]]) {
+    const resp = await fetch(new URL(assets['crdplay.wasm'], baseURL), { method: 'HEAD', headers: { 'Accept-Encoding': encoding } });
     assert.equal(resp.status, 200);
     assert.equal(resp.headers.get('content-type'), 'application/wasm');
     assert.equal(resp.headers.get('content-encoding'), wantEncoding);
     assert.ok(Number(resp.headers.get('content-length')) > 1e6, `${encoding}: Content-Length ${resp.headers.get('content-length')}`);
     assert.ok(Number(resp.headers.get('x-decoded-content-length')) > 1e6);
+    assert.match(resp.headers.get('cache-control'), /immutable/);
   }
-  for (const [file, type] of [['', 'text/html; charset=utf-8'], ['client.js', 'text/javascript; charset=utf-8'],
-    ['worker.js', 'text/javascript; charset=utf-8'], ['wasm_exec.js', 'text/javascript; charset=utf-8']]) {
+  for (const [file, type] of [['', 'text/html; charset=utf-8'], [assets['main.js'], 'text/javascript; charset=utf-8'],
+    [assets['worker.js'], 'text/javascript; charset=utf-8'], [assets['wasm_exec.js'], 'text/javascript; charset=utf-8'],
+    [assets['main.css'], 'text/css; charset=utf-8']]) {
     const resp = await fetch(new URL(file, baseURL));
     assert.equal(resp.status, 200, file);
     assert.equal(resp.headers.get('content-type'), type, file);
@@ -107,10 +77,11 @@ test('the page loads the engine (cold), shows progress, and answers a request', 
   // The whole wasm arrived, and the page knew its size in advance (Content-Length or the decoded length).
   assert.ok(state.progress[0] > 1e6 && state.progress[0] === state.progress[1], `progress ${state.progress}`);
 
-  // The form: one request through the page's own UI.
-  await page.fill('#path', '/version');
-  await page.click('#send');
-  await page.waitForFunction(() => document.getElementById('out').textContent.startsWith('200'));
+  // One raw request through the page's own command line.
+  await page.click('#tab-cli');
+  await page.fill('#cli-input', 'GET /version');
+  await page.press('#cli-input', 'Enter');
+  await page.waitForFunction(() => document.getElementById('cli-out').textContent.includes('HTTP 200'));
 
   // Round trips of a small request: page -> worker -> engine -> page.
   const rtt = await page.evaluate(async () => {
@@ -141,8 +112,9 @@ test('client.js: bridge faults cross the worker as {error}; a missing wasm fails
   await page.evaluate(() => globalThis.crdplay.ready);
   const got = await page.evaluate(async () => {
     const settle = (p) => p.then((v) => ({ ok: v }), (e) => ({ err: e }));
-    const { CrdplayClient } = await import('/client.js');
-    const broken = new CrdplayClient({ wasmURL: '/nope.wasm' });
+    const CrdplayClient = globalThis.crdplay.constructor;
+    const m = await (await fetch('/manifest.json')).json();
+    const broken = new CrdplayClient({ wasmURL: '/nope.wasm', workerURL: '/' + m['worker.js'], wasmExecURL: '/' + m['wasm_exec.js'] });
     const failed = new Promise((resolve) => broken.addEventListener('failed', (e) => resolve(e.detail)));
     const out = {
       notObject: await settle(globalThis.crdplay.request(42)),
@@ -168,12 +140,15 @@ test('client.js: bridge faults cross the worker as {error}; a missing wasm fails
 
 test('every oracle case passes in Chromium through window.crdplay', { timeout: 600_000 }, async (t) => {
   await page.evaluate(() => globalThis.crdplay.ready);
-  const result = await page.evaluate(async () => {
+  // The playground evaluates its editors once the engine is ready (a reset and a few requests): let that end
+  // first, so that it cannot reset the store under a case.
+  await page.waitForFunction(() => Number(document.body.dataset.runs) >= 1, null, { timeout: 60_000 });
+  const result = await page.evaluate(async (wasmExec) => {
     await new Promise((resolve, reject) => {
       const s = document.createElement('script');
-      s.src = '/wasm_exec.js';
+      s.src = wasmExec;
       s.onload = resolve;
-      s.onerror = () => reject(new Error('cannot load /wasm_exec.js'));
+      s.onerror = () => reject(new Error(`cannot load ${wasmExec}`));
       document.head.append(s);
     });
     const bundle = await (await fetch('/test/oracle-cases.json')).text();
@@ -182,7 +157,7 @@ test('every oracle case passes in Chromium through window.crdplay', { timeout: 6
     const { instance } = await WebAssembly.instantiateStreaming(fetch('/test/oraclerunner.wasm'), go.importObject);
     go.run(instance);
     return JSON.parse(await done);
-  });
+  }, '/' + assets['wasm_exec.js']);
   writeFileSync(path.join(resultsDir, 'oracle-result.json'), JSON.stringify(result, null, 2) + '\n');
   assert.equal(result.error, undefined);
 

@@ -1,13 +1,17 @@
 // Command crdplay-server serves the crdplay engine (the Kubernetes API for CustomResourceDefinitions and the
 // resources they define) over HTTP.
 //
-//	crdplay-server [--addr 127.0.0.1:8080] [--storage memory] [--log-requests]
+//	crdplay-server [--addr 127.0.0.1:8080] [--storage memory] [--site build/web] [--log-requests]
 //	crdplay-server --storage etcd --etcd-endpoints URL,... [--etcd-cafile F] [--etcd-certfile F --etcd-keyfile F] ...
 //	crdplay-server --storage etcd --etcd-embedded --data-dir DIR ...
 //
 // With --storage etcd, objects are kept in an etcd cluster, or in an etcd the server runs inside itself on a
 // loopback port (--etcd-embedded), whose data survives restarts in --data-dir. While etcd cannot be reached,
 // requests answer 503 Service Unavailable; the server keeps running and recovers when etcd is back.
+//
+// With a site (tools/webbuild's output; by default build/web when it exists, as `make run` builds it), the
+// server also hosts the playground: http://ADDR/ is the page, /embed/ its embeddable form, and the API keeps
+// its paths (/api, /apis, /version, /openapi/...). --site "" serves the API alone.
 //
 // It stops gracefully on SIGINT or SIGTERM; a second signal stops it at once.
 package main
@@ -20,6 +24,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -41,6 +46,7 @@ func main() {
 	flag.BoolVar(&etcd.Embedded, "etcd-embedded", false, "with --storage etcd: run etcd inside the server, on a loopback port (needs --data-dir)")
 	flag.StringVar(&etcd.DataDir, "data-dir", "", "`directory` of the embedded etcd's data, created if needed")
 	logRequests := flag.Bool("log-requests", false, "log one line per request to stderr")
+	site := flag.String("site", server.DefaultSiteDir, "`directory` of the playground's static build to serve at / (\"\" for the API alone)")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: crdplay-server [flags]\n")
 		flag.PrintDefaults()
@@ -55,7 +61,16 @@ func main() {
 	}
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	opts := server.Options{Storage: *storage, Etcd: etcd}
+	opts := server.Options{Storage: *storage, Etcd: etcd, Site: *site}
+	siteSet := false
+	flag.Visit(func(f *flag.Flag) { siteSet = siteSet || f.Name == "site" })
+	if !siteSet {
+		// The default is a convenience for a checkout: without a build there, serve the API alone.
+		if _, err := os.Stat(filepath.Join(*site, "index.html")); err != nil {
+			log.Info("no playground build; serving the API only (build it with go run ./tools/webbuild)", "site", *site)
+			opts.Site = ""
+		}
+	}
 	if *logRequests {
 		opts.Log = log
 	}
@@ -78,7 +93,7 @@ func main() {
 		log.Info("shutting down; interrupt again to stop at once")
 		close(signalled)
 	}()
-	log.Info("serving", "url", "http://"+ln.Addr().String(), "storage", *storage)
+	log.Info("serving", "url", "http://"+ln.Addr().String(), "storage", *storage, "site", opts.Site)
 	if err := server.Serve(ctx, ln, h, shutdownGrace); err != nil {
 		log.Error("serve", "err", err)
 		h.Close()

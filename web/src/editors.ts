@@ -1,0 +1,189 @@
+// The three YAML editors (CodeMirror 6): highlighting, the engine's diagnostics inline (lint), schema hover and
+// completion of schema keys and enum values in the objects editors.
+import { basicSetup } from 'codemirror';
+import { EditorView, hoverTooltip, keymap, type Tooltip } from '@codemirror/view';
+import { Compartment, EditorState, Prec, type Extension } from '@codemirror/state';
+import { yaml } from '@codemirror/lang-yaml';
+import { HighlightStyle, syntaxHighlighting, syntaxTree } from '@codemirror/language';
+import { tags } from '@lezer/highlight';
+import { setDiagnostics, lintGutter, type Diagnostic as CMDiagnostic } from '@codemirror/lint';
+import { autocompletion, type CompletionContext, type CompletionResult } from '@codemirror/autocomplete';
+import { documents, pathAt, toValue } from './yaml';
+import { at, describe, keysOf, schemaFor, typeName, type KindSchema } from './schema';
+import type { Diagnostic, EditorId } from './evaluate';
+
+/** Colours from CSS variables, so that the editors follow the page's light or dark scheme. */
+const highlight = HighlightStyle.define([
+  { tag: [tags.propertyName, tags.definition(tags.propertyName)], color: 'var(--hl-key)' },
+  { tag: [tags.string, tags.special(tags.string)], color: 'var(--hl-string)' },
+  { tag: [tags.number, tags.bool, tags.null, tags.atom], color: 'var(--hl-atom)' },
+  { tag: [tags.comment, tags.lineComment], color: 'var(--hl-comment)', fontStyle: 'italic' },
+  { tag: [tags.meta, tags.keyword, tags.labelName, tags.typeName], color: 'var(--hl-meta)' },
+  { tag: [tags.punctuation, tags.separator, tags.squareBracket, tags.brace], color: 'var(--hl-punct)' },
+  { tag: tags.content, color: 'var(--fg)' },
+]);
+
+const theme = EditorView.theme({
+  '&': { color: 'var(--fg)', backgroundColor: 'var(--editor-bg)', height: '100%', fontSize: '12.5px' },
+  '.cm-content': { caretColor: 'var(--fg)', fontFamily: 'var(--mono)' },
+  '.cm-gutters': { backgroundColor: 'var(--gutter-bg)', color: 'var(--muted)', borderRight: '1px solid var(--border)' },
+  '.cm-activeLine': { backgroundColor: 'var(--active-line)' },
+  '.cm-activeLineGutter': { backgroundColor: 'var(--active-line)' },
+  '&.cm-focused .cm-selectionBackground, .cm-selectionBackground, ::selection': { backgroundColor: 'var(--selection) !important' },
+  '.cm-tooltip': { backgroundColor: 'var(--panel-bg)', color: 'var(--fg)', border: '1px solid var(--border)' },
+  '.cm-tooltip-autocomplete ul li[aria-selected]': { backgroundColor: 'var(--accent)', color: 'var(--accent-fg)' },
+  '.cm-scroller': { overflow: 'auto' },
+});
+
+export interface Editors {
+  views: Record<EditorId, EditorView>;
+  /** Shows diagnostics (all editors' at once; each editor gets its own). */
+  show(diags: Diagnostic[]): void;
+  text(id: EditorId): string;
+  set(id: EditorId, text: string): void;
+  setReadOnly(ro: boolean): void;
+}
+
+export interface EditorOptions {
+  /** Called after every change of any editor's text. */
+  onChange(id: EditorId): void;
+  /** Ctrl/Cmd+Enter. */
+  onRun(): void;
+  /** Ctrl/Cmd+S. */
+  onShare(): void;
+  /** The kinds of the CRD editor's current text. */
+  kinds(): KindSchema[];
+}
+
+export function createEditors(initial: Record<EditorId, string>, opts: EditorOptions): Editors {
+  const readOnly = new Compartment();
+  const keys = Prec.highest(keymap.of([
+    { key: 'Mod-Enter', run: () => (opts.onRun(), true) },
+    { key: 'Mod-s', run: () => (opts.onShare(), true), preventDefault: true },
+  ]));
+  const views = {} as Record<EditorId, EditorView>;
+  for (const id of ['crd', 'old', 'objects'] as EditorId[]) {
+    const extensions: Extension[] = [
+      keys,
+      basicSetup,
+      yaml(),
+      syntaxHighlighting(highlight),
+      theme,
+      lintGutter(),
+      readOnly.of([]),
+      EditorView.updateListener.of((u) => { if (u.docChanged) opts.onChange(id); }),
+      EditorView.contentAttributes.of({ 'aria-label': `${id} YAML`, 'data-editor': id }),
+    ];
+    if (id !== 'crd') {
+      extensions.push(schemaHover(opts.kinds), autocompletion({ override: [schemaCompletion(opts.kinds)], activateOnTyping: true }));
+    } else {
+      extensions.push(autocompletion());
+    }
+    const parent = document.getElementById(`${id}-editor`)!;
+    views[id] = new EditorView({ parent, state: EditorState.create({ doc: initial[id], extensions }) });
+  }
+  return {
+    views,
+    show(diags) {
+      for (const id of Object.keys(views) as EditorId[]) {
+        const view = views[id];
+        const len = view.state.doc.length;
+        const mine: CMDiagnostic[] = diags.filter((d) => d.editor === id).map((d) => ({
+          from: Math.min(d.from, len), to: Math.min(Math.max(d.to, d.from), len), severity: d.severity,
+          message: d.message, source: d.field ? `field ${d.field}` : undefined,
+        }));
+        view.dispatch(setDiagnostics(view.state, mine));
+      }
+    },
+    text: (id) => views[id].state.doc.toString(),
+    set(id, text) {
+      const v = views[id];
+      v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: text } });
+    },
+    setReadOnly(ro) {
+      for (const v of Object.values(views)) {
+        v.dispatch({ effects: readOnly.reconfigure(ro ? [EditorState.readOnly.of(true), EditorView.editable.of(false)] : []) });
+      }
+    },
+  };
+}
+
+/** The document of the objects text at pos, parsed, and its kind's schema. */
+function contextAt(state: EditorState, pos: number, kinds: KindSchema[]) {
+  const text = state.doc.toString();
+  const tree = syntaxTree(state);
+  const doc = documents(text, tree).find((d) => pos >= d.from && pos <= d.to);
+  if (!doc) return null;
+  const obj = toValue(text, doc.node);
+  const ks = schemaFor(kinds, obj);
+  const where = pathAt(text, tree, pos);
+  if (!ks || !where) return null;
+  return { text, ks, where, obj };
+}
+
+/** Hovering a key shows its schema: type, description, default, validations. */
+function schemaHover(kinds: () => KindSchema[]): Extension {
+  return hoverTooltip((view, pos): Tooltip | null => {
+    const c = contextAt(view.state, pos, kinds());
+    if (!c) return null;
+    const path = c.where.key !== undefined ? [...c.where.path, c.where.key] : c.where.path;
+    if (!path.length) return null;
+    const s = at(c.ks.schema, path);
+    if (!s) {
+      const parent = at(c.ks.schema, path.slice(0, -1));
+      if (!parent || parent['x-kubernetes-preserve-unknown-fields'] || typeof parent.additionalProperties === 'object') return null;
+      return tip(c.where.from, c.where.to, [`${path.join('.')}: not in the schema of ${c.ks.kind} ${c.ks.version}`, 'The API server prunes unknown fields (and warns about them).'], 'unknown');
+    }
+    const parent = at(c.ks.schema, path.slice(0, -1));
+    const lines = describe(path.map(String).join('.'), s, !!parent?.required?.includes(String(path[path.length - 1])));
+    return tip(c.where.from, c.where.to, lines, 'known');
+  });
+}
+
+function tip(from: number, to: number, lines: string[], kind: string): Tooltip {
+  return {
+    pos: from, end: to, above: true,
+    create() {
+      const dom = document.createElement('div');
+      dom.className = `schema-tip ${kind}`;
+      lines.forEach((l, i) => {
+        const p = document.createElement(i === 0 ? 'strong' : 'div');
+        p.textContent = l;
+        dom.append(p);
+      });
+      return { dom };
+    },
+  };
+}
+
+/** Completion of the schema's keys (on a key) and enum values, booleans and defaults (on a value). */
+function schemaCompletion(kinds: () => KindSchema[]) {
+  return (ctx: CompletionContext): CompletionResult | null => {
+    const word = ctx.matchBefore(/[\w.\-/"']*/);
+    const c = contextAt(ctx.state, ctx.pos, kinds());
+    if (!c || !word) return null;
+    const line = ctx.state.doc.lineAt(ctx.pos);
+    const before = line.text.slice(0, ctx.pos - line.from);
+    if (/:\s+\S*$/.test(before) || c.where.inValue) {
+      // A value: the path is the key's.
+      const keyMatch = before.match(/([\w.-]+):\s+\S*$/);
+      const path = c.where.inValue ? c.where.path : [...c.where.path, ...(keyMatch ? [keyMatch[1]] : [])];
+      const s = at(c.ks.schema, path);
+      if (!s) return null;
+      const values = s.enum ?? (s.type === 'boolean' ? [true, false] : s.default !== undefined ? [s.default] : []);
+      if (!values.length) return null;
+      return { from: word.from, options: values.map((v) => ({ label: typeof v === 'string' ? v : JSON.stringify(v), type: 'enum', detail: typeName(s) })) };
+    }
+    if (!ctx.explicit && word.from === word.to && !/^\s*(- )?$/.test(before)) return null;
+    // A key: the keys of the mapping the cursor is in, minus those already there.
+    const s = at(c.ks.schema, c.where.path);
+    const here = c.where.path.reduce<any>((v, seg) => (v && typeof v === 'object' ? v[seg] : undefined), c.obj);
+    const present = new Set(here && typeof here === 'object' ? Object.keys(here) : []);
+    const opts = keysOf(s).filter(([k]) => !present.has(k) || k === c.where.key).map(([k, p]) => ({
+      label: k, type: 'property', detail: typeName(p) + (s?.required?.includes(k) ? ' required' : ''),
+      info: p.description, apply: k + ': ',
+    }));
+    return opts.length ? { from: word.from, options: opts, validFor: /^[\w-]*$/ } : null;
+  };
+}
+

@@ -1,0 +1,368 @@
+// The playground page. Order matters for what a visitor sees: the editors are built first, from the permalink
+// or the default example, so the page is usable at once; then the engine (a 10 MB download) starts in its
+// worker with a progress bar; each edit re-evaluates once it is ready.
+import './style.css';
+import { install } from '../static/client.js';
+import type { CrdplayClient } from '../static/crdplay.d.ts';
+import { createEditors, type Editors } from './editors';
+import { evaluate, type Diagnostic, type EditorId, type Evaluation, type Exchange, type Mode } from './evaluate';
+import { decode, encode, LinkError, type State } from './permalink';
+import { documents, toValue } from './yaml';
+import { kindSchemas, type KindSchema } from './schema';
+import { DEFAULT_EXAMPLE, loadExamples, type Example } from './examples';
+import { exchange, h, renderCEL, renderExplain, renderLog, renderResult, renderTable, renderVersions } from './panes';
+import { mountCLI } from './cli';
+import { DEFAULT_WEBHOOK, Webhook } from './webhook';
+
+interface Assets {
+  script: string; style: string; worker: string; wasm: string; wasmExec: string; examples: string; home: string;
+}
+
+const TABS = ['result', 'cel', 'table', 'versions', 'explain', 'cli', 'http'] as const;
+type Tab = (typeof TABS)[number];
+const MODES: Mode[] = ['create', 'update', 'status', 'scale', 'delete'];
+/** Typing pauses this long before an evaluation starts. */
+const DEBOUNCE_MS = 250;
+/** The HTTP log keeps this many exchanges. */
+const LOG_LIMIT = 300;
+
+const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T | null;
+const assets: Assets = JSON.parse($('crdplay-assets')?.textContent ?? '{}');
+const embed = document.body.dataset.page === 'embed';
+const params = new URLSearchParams(location.search);
+
+/** Everything the page knows, in one place (also window.crdplayPlayground, for tests and the console). */
+const app = {
+  editors: null as unknown as Editors,
+  client: null as unknown as CrdplayClient,
+  mode: 'create' as Mode,
+  tab: 'result' as Tab,
+  webhookCode: DEFAULT_WEBHOOK,
+  evaluation: null as Evaluation | null,
+  log: [] as Exchange[],
+  wide: false,
+  runs: 0,
+  examples: [DEFAULT_EXAMPLE] as Example[],
+  /** Resolves when the current evaluation (if any) ends. */
+  idle: Promise.resolve() as Promise<void>,
+};
+declare global {
+  interface Window { crdplayPlayground: typeof app & { run(): Promise<void>; permalink(): Promise<string> } }
+}
+
+// 1. Editors, at once.
+const editorsReady = performance.now();
+let kindsCache: { text: string; kinds: KindSchema[] } = { text: '\0', kinds: [] };
+function kinds(): KindSchema[] {
+  const text = app.editors.text('crd');
+  if (text !== kindsCache.text) {
+    kindsCache = { text, kinds: kindSchemas(documents(text).map((d) => toValue(text, d.node))) };
+  }
+  return kindsCache.kinds;
+}
+app.editors = createEditors({ crd: DEFAULT_EXAMPLE.crd, objects: DEFAULT_EXAMPLE.objects ?? '', old: DEFAULT_EXAMPLE.old ?? '' }, {
+  onChange: () => schedule(),
+  onRun: () => void run(),
+  onShare: () => void share(),
+  kinds,
+});
+performance.mark('crdplay:editors', { detail: { ms: performance.now() - editorsReady } });
+document.body.dataset.editors = 'ready';
+
+// 2. Tabs, mode, panes.
+const webhook = new Webhook(app.webhookCode);
+const webhookBox = buildWebhookBox();
+function setTab(tab: string): void {
+  if (!(TABS as readonly string[]).includes(tab)) tab = 'result';
+  app.tab = tab as Tab;
+  for (const t of TABS) {
+    const btn = $(`tab-${t}`);
+    btn?.setAttribute('aria-selected', String(t === tab));
+    const pane = $(`pane-${t}`);
+    if (pane) pane.hidden = t !== tab;
+  }
+}
+$('tabs')?.addEventListener('click', (e) => {
+  const t = (e.target as HTMLElement).closest<HTMLElement>('[data-tab]');
+  if (t) setTab(t.dataset.tab!);
+});
+function setMode(mode: string): void {
+  app.mode = (MODES as string[]).includes(mode) ? (mode as Mode) : 'create';
+  const sel = $<HTMLSelectElement>('mode');
+  if (sel) sel.value = app.mode;
+  const old = $('old-frame');
+  if (old) old.hidden = app.mode !== 'update' && app.mode !== 'status';
+  document.body.dataset.mode = app.mode;
+}
+$('mode')?.addEventListener('change', (e) => { setMode((e.target as HTMLSelectElement).value); void run(); });
+
+// 3. Embed configuration: ?panes=objects,result,table&readonly=1&tab=table
+if (embed) {
+  const panes = (params.get('panes') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  if (panes.length) {
+    for (const ed of ['crd', 'objects', 'old']) {
+      if (!panes.includes(ed)) $(`${ed}-frame`)?.classList.add('gone');
+    }
+    const tabs = TABS.filter((t) => panes.includes(t));
+    for (const t of TABS) if (tabs.length && !tabs.includes(t)) $(`tab-${t}`)?.classList.add('gone');
+    if (tabs.length && !params.get('tab')) setTab(tabs[0]);
+  }
+  if (params.get('readonly') === '1' || params.get('readonly') === 'true') app.editors.setReadOnly(true);
+  if (params.get('mode')) $('mode')!.hidden = false;
+  new ResizeObserver(() => {
+    parent.postMessage({ type: 'crdplay:resize', height: Math.ceil(document.documentElement.scrollHeight) }, '*');
+  }).observe(document.body);
+}
+setTab(params.get('tab') ?? 'result');
+setMode(params.get('mode') ?? 'create');
+
+// 4. The permalink, if any, replaces the default example.
+async function restore(): Promise<void> {
+  const frag = location.hash.slice(1);
+  if (!frag) return;
+  try {
+    const s = await decode(frag);
+    apply(s);
+  } catch (e) {
+    notice(e instanceof LinkError ? e.message : `This link could not be opened: ${String(e)}`, 'error');
+  }
+}
+function apply(s: Partial<State>): void {
+  if (s.crd !== undefined) app.editors.set('crd', s.crd);
+  app.editors.set('objects', s.objects ?? '');
+  app.editors.set('old', s.old ?? '');
+  if (s.mode) setMode(s.mode);
+  if (s.webhook) {
+    app.webhookCode = s.webhook;
+    (webhookBox.querySelector('textarea') as HTMLTextAreaElement).value = s.webhook;
+    webhook.setCode(s.webhook);
+  }
+  if (s.tab && !params.get('tab')) setTab(s.tab);
+}
+function state(): State {
+  return {
+    crd: app.editors.text('crd'), objects: app.editors.text('objects'), old: app.editors.text('old'),
+    mode: app.mode, webhook: app.webhookCode === DEFAULT_WEBHOOK ? '' : app.webhookCode, tab: app.tab,
+  };
+}
+const restored = restore();
+addEventListener('hashchange', () => { if (location.hash.slice(1) !== lastShared) void restore().then(() => run()); });
+
+let lastShared = '';
+async function permalink(): Promise<string> {
+  const frag = await encode(state());
+  lastShared = frag;
+  const url = new URL(assets.home || './', location.href);
+  url.search = '';
+  url.hash = frag;
+  history.replaceState(null, '', `${location.pathname}${location.search}#${frag}`);
+  return url.href;
+}
+async function share(): Promise<void> {
+  try {
+    const url = await permalink();
+    try {
+      await navigator.clipboard.writeText(url);
+      notice(`Link copied (${url.length} characters).`, 'info', url);
+    } catch {
+      notice('Your browser did not let the page copy; the link is in the address bar and here:', 'info', url);
+    }
+  } catch (e) {
+    notice(e instanceof LinkError ? e.message : String(e), 'error');
+  }
+}
+$('share')?.addEventListener('click', () => void share());
+addEventListener('keydown', (e) => {
+  if ((e.ctrlKey || e.metaKey) && e.key === 'Enter') { e.preventDefault(); void run(); }
+  if ((e.ctrlKey || e.metaKey) && (e.key === 's' || e.key === 'S')) { e.preventDefault(); void share(); }
+});
+
+function notice(text: string, kind: 'info' | 'error', link?: string): void {
+  const n = $('notice');
+  if (!n) return;
+  n.hidden = false;
+  n.dataset.kind = kind;
+  const close = h('button', { type: 'button', class: 'close', 'aria-label': 'close' }, '×');
+  close.addEventListener('click', () => { n.hidden = true; });
+  n.replaceChildren(h('span', {}, text), link ? h('input', { class: 'link', readonly: true, value: link, 'aria-label': 'permalink' }) : '', close);
+}
+
+// 5. Examples.
+const examplesSelect = $<HTMLSelectElement>('examples');
+void loadExamples(assets.examples).then((list) => {
+  app.examples = list;
+  if (!examplesSelect) return;
+  const groups = new Map<string, HTMLElement>();
+  for (const ex of list) {
+    const cat = ex.category ?? 'Examples';
+    if (!groups.has(cat)) groups.set(cat, h('optgroup', { label: cat }));
+    groups.get(cat)!.append(h('option', { value: ex.id, title: ex.description ?? '' }, ex.title));
+  }
+  examplesSelect.append(...groups.values());
+});
+examplesSelect?.addEventListener('change', () => {
+  const ex = app.examples.find((e) => e.id === examplesSelect.value);
+  if (!ex) return;
+  apply({ crd: ex.crd, objects: ex.objects ?? '', old: ex.old ?? '', mode: ex.mode ?? 'create', tab: ex.tab });
+  if (ex.tab) setTab(ex.tab);
+  history.replaceState(null, '', location.pathname + location.search);
+  void run();
+});
+
+// 6. The engine.
+const mb = (n: number) => (n / 1e6).toFixed(1) + ' MB';
+app.client = install({ workerURL: new URL(assets.worker, location.href), wasmURL: new URL(assets.wasm, location.href), wasmExecURL: new URL(assets.wasmExec, location.href) });
+app.client.addEventListener('progress', ({ detail: { loaded, total } }) => {
+  const p = $<HTMLProgressElement>('progress')!;
+  if (total) p.max = total;
+  p.value = loaded;
+  $('bytes')!.textContent = total ? `${mb(loaded)} of ${mb(total)}` : mb(loaded);
+});
+app.client.ready.then(({ version, timings }) => {
+  const status = $('status')!;
+  status.dataset.state = 'ready';
+  $('engine')!.dataset.state = 'ready';
+  status.textContent = `Engine ready in ${Math.round(timings.page)} ms: Kubernetes ${version.kubernetes}`;
+  status.title = `${version.go}${version.revision ? ', ' + version.revision.slice(0, 12) + (version.modified ? '+' : '') : ''}`;
+  $('progress')!.hidden = $('bytes')!.hidden = true;
+  performance.mark('crdplay:engine-ready');
+  webhook.onCall = (line) => { const l = webhookBox.querySelector('.webhook-log'); if (l) l.textContent += line + '\n'; };
+  app.client.setWebhook(webhook.fn);
+  void restored.then(() => run());
+}, (err) => {
+  $('status')!.dataset.state = 'failed';
+  $('engine')!.dataset.state = 'failed';
+  $('status')!.textContent = `The engine could not start: ${err.error}`;
+});
+
+// 7. Evaluation: debounced on edits, one at a time, the latest input wins.
+let timer = 0;
+let dirty = false;
+let running = false;
+function schedule(): void {
+  clearTimeout(timer);
+  timer = window.setTimeout(() => void run(), DEBOUNCE_MS);
+}
+async function run(): Promise<void> {
+  clearTimeout(timer);
+  if ($('status')?.dataset.state !== 'ready') return;
+  if (running) {
+    dirty = true;
+    return app.idle;
+  }
+  running = true;
+  let done!: () => void;
+  app.idle = new Promise((r) => { done = r; });
+  try {
+    do {
+      dirty = false;
+      const ev = await evaluate(app.client, { crd: app.editors.text('crd'), objects: app.editors.text('objects'), old: app.editors.text('old'), mode: app.mode });
+      if (dirty) continue; // stale: the text changed meanwhile
+      show(ev);
+    } while (dirty);
+  } catch (e: any) {
+    notice(`The evaluation failed: ${e?.error ?? e?.message ?? String(e)}`, 'error');
+  } finally {
+    running = false;
+    done();
+  }
+}
+
+function show(ev: Evaluation): void {
+  if (!app.evaluation) performance.mark('crdplay:first-result');
+  app.evaluation = ev;
+  app.runs++;
+  app.editors.show(ev.diagnostics);
+  pushLog(ev.log);
+  const ks = kinds();
+  renderResult($('pane-result')!, ev);
+  renderCEL($('pane-cel')!, ks, ev);
+  renderTable($('pane-table')!, ev, app.wide, (w) => { app.wide = w; renderTable($('pane-table')!, ev, w, () => {}); });
+  renderVersions($('pane-versions')!, ev, webhookBox);
+  renderExplain($('pane-explain')!, ks);
+  summarize(ev.diagnostics);
+  document.body.dataset.runs = String(app.runs);
+  const st = $('status');
+  if (st) st.dataset.evaluated = `${ev.ms.toFixed(1)}`;
+}
+
+function summarize(diags: Diagnostic[]): void {
+  for (const id of ['crd', 'objects', 'old'] as EditorId[]) {
+    const mine = diags.filter((d) => d.editor === id);
+    const errors = mine.filter((d) => d.severity === 'error').length;
+    const warnings = mine.filter((d) => d.severity === 'warning').length;
+    const info = $(`${id}-info`);
+    if (info) {
+      info.textContent = errors || warnings ? `${errors} error${errors === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'}` : mine.length === 0 && app.runs ? 'ok' : '';
+      info.dataset.errors = String(errors);
+    }
+  }
+}
+
+function pushLog(x: Exchange[]): void {
+  app.log.push(...x);
+  if (app.log.length > LOG_LIMIT) app.log.splice(0, app.log.length - LOG_LIMIT);
+  renderLog($('pane-http')!, app.log);
+}
+
+function buildWebhookBox(): HTMLElement {
+  const ta = h('textarea', { class: 'webhook-code', id: 'webhook-code', spellcheck: 'false', rows: '16', 'aria-label': 'conversion webhook (JavaScript)' }) as HTMLTextAreaElement;
+  ta.value = app.webhookCode;
+  const apply = h('button', { type: 'button' }, 'Use this webhook and run');
+  apply.addEventListener('click', () => {
+    app.webhookCode = ta.value;
+    webhook.setCode(ta.value);
+    void run();
+  });
+  return h('section', { class: 'webhook' }, h('h3', {}, 'Conversion webhook (JavaScript, runs in a sandboxed worker)'), ta, apply,
+    h('pre', { class: 'webhook-log code' }));
+}
+
+// 8. The command line and the log.
+const cli = mountCLI($('pane-cli')!, {
+  request: (req) => app.client.request(req),
+  kubectl: null,
+  files: () => ({ 'crd.yaml': app.editors.text('crd'), 'objects.yaml': app.editors.text('objects'), 'old.yaml': app.editors.text('old') }),
+  logged: (x) => pushLog(x),
+  ready: app.client.ready,
+});
+void app.client.ready.then(() => {
+  if (!app.client.has('kubectl')) return;
+  // The engine's kubectl: argv and the editor files in, output and the requests it made out.
+  mountCLI($('pane-cli')!, {
+    request: (req) => app.client.request(req),
+    kubectl: (args, files) => app.client.call('kubectl', { args, files }),
+    files: () => ({ 'crd.yaml': app.editors.text('crd'), 'objects.yaml': app.editors.text('objects'), 'old.yaml': app.editors.text('old') }),
+    logged: (x) => pushLog(x),
+    ready: app.client.ready,
+  });
+});
+void cli;
+renderLog($('pane-http')!, app.log);
+void exchange;
+
+// 9. The embed dialog.
+const dialog = $<HTMLDialogElement>('embed-dialog');
+async function snippet(): Promise<string> {
+  const frag = await encode(state()).catch(() => '');
+  const p = new URLSearchParams();
+  if (($('embed-readonly') as HTMLInputElement)?.checked) p.set('readonly', '1');
+  if (($('embed-objects-only') as HTMLInputElement)?.checked) p.set('panes', `objects,${($('embed-tab') as HTMLSelectElement).value}`);
+  p.set('tab', ($('embed-tab') as HTMLSelectElement)?.value ?? 'result');
+  const src = new URL(`embed/?${p}#${frag}`, new URL(assets.home || './', location.href)).href;
+  return `<iframe src="${src}" title="crdplay" style="width:100%;border:0" height="560" loading="lazy"></iframe>\n` +
+    `<script>addEventListener('message',function(e){if(e.data&&e.data.type==='crdplay:resize')` +
+    `document.querySelectorAll('iframe').forEach(function(f){if(f.contentWindow===e.source)f.height=e.data.height})})</script>`;
+}
+async function refreshSnippet(): Promise<void> {
+  ($('embed-snippet') as HTMLTextAreaElement).value = await snippet();
+}
+$('embed-open')?.addEventListener('click', () => { void refreshSnippet(); dialog?.showModal(); });
+for (const id of ['embed-readonly', 'embed-objects-only', 'embed-tab']) $(id)?.addEventListener('change', () => void refreshSnippet());
+$('embed-copy')?.addEventListener('click', () => {
+  const ta = $('embed-snippet') as HTMLTextAreaElement;
+  navigator.clipboard?.writeText(ta.value).catch(() => { ta.select(); });
+});
+$('run')?.addEventListener('click', () => void run());
+
+window.crdplayPlayground = Object.assign(app, { run, permalink });

@@ -1,0 +1,221 @@
+// Rendering of the results panes from an Evaluation. Plain DOM: the panes are lists and tables, and the page's
+// bundle stays small.
+import type { Evaluation, Exchange, ObjectResult } from './evaluate';
+import { stringify } from './yaml';
+import { describe, explainTree, rules, type KindSchema } from './schema';
+
+type Child = Node | string | null | undefined | false;
+
+/** A DOM element: h('div', {class: 'x'}, 'text', child). */
+export function h(tag: string, attrs: Record<string, string | boolean | undefined> = {}, ...children: Child[]): HTMLElement {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === false) continue;
+    el.setAttribute(k, v === true ? '' : v);
+  }
+  for (const c of children) if (c) el.append(c);
+  return el;
+}
+
+function statusBadge(status: number): HTMLElement {
+  const cls = status === 0 ? 'pending' : status < 300 ? 'ok' : status < 500 ? 'bad' : 'fault';
+  return h('span', { class: `badge ${cls}` }, String(status || '…'));
+}
+
+function pre(text: string, cls = ''): HTMLElement {
+  return h('pre', { class: `code ${cls}` }, text);
+}
+
+/** The Result pane: acceptance of each CRD, then each object's outcome with its stored form. */
+export function renderResult(pane: HTMLElement, ev: Evaluation): void {
+  const out: Node[] = [];
+  if (!ev.crds.length) out.push(h('p', { class: 'muted' }, 'No CustomResourceDefinition in the CRD editor.'));
+  for (const c of ev.crds) {
+    const sec = h('section', { class: `crd-result ${c.accepted ? 'accepted' : 'rejected'}`, 'data-crd': c.name });
+    sec.append(h('h3', {}, statusBadge(c.status), ` CustomResourceDefinition ${c.name}: `, c.accepted ? 'accepted' : 'rejected'));
+    if (c.accepted) {
+      const spec = c.body?.spec ?? {};
+      const conds = (c.body?.status?.conditions ?? []).map((x: any) => `${x.type}=${x.status}${x.reason ? ` (${x.reason})` : ''}`);
+      const served = (spec.versions ?? []).filter((v: any) => v.served).map((v: any) => v.name + (v.storage ? ' (storage)' : ''));
+      sec.append(h('dl', { class: 'facts' },
+        h('dt', {}, 'kind'), h('dd', {}, `${spec.names?.kind ?? ''} (${spec.scope ?? ''}), plural ${spec.names?.plural ?? ''}` + (spec.names?.shortNames?.length ? `, short names ${spec.names.shortNames.join(', ')}` : '')),
+        h('dt', {}, 'served versions'), h('dd', {}, served.join(', ') || 'none'),
+        h('dt', {}, 'conditions'), h('dd', {}, conds.join(', ') || 'none yet'),
+      ));
+    } else {
+      sec.append(statusBlock(c.body));
+    }
+    for (const w of c.warnings) sec.append(h('p', { class: 'warning' }, `Warning: ${w}`));
+    out.push(sec);
+  }
+  for (const o of ev.objects) out.push(objectResult(o));
+  pane.replaceChildren(...out);
+}
+
+function statusBlock(body: any): HTMLElement {
+  if (!body || typeof body !== 'object') return pre(String(body ?? ''), 'error');
+  const box = h('div', { class: 'status-error' }, h('p', { class: 'error' }, `${body.reason ?? 'Failure'}: ${body.message ?? ''}`));
+  const causes: any[] = body.details?.causes ?? [];
+  if (causes.length) box.append(h('ul', { class: 'causes' }, ...causes.map((c) => h('li', {}, h('code', {}, c.field ?? ''), ' ', c.message ?? '', c.reason ? h('span', { class: 'muted' }, ` (${c.reason})`) : null))));
+  return box;
+}
+
+function objectResult(o: ObjectResult): HTMLElement {
+  const ok = o.status > 0 && o.status < 300;
+  const sec = h('section', { class: `object-result ${ok ? 'accepted' : 'rejected'}`, 'data-doc': String(o.doc) });
+  sec.append(h('h3', {}, statusBadge(o.status), ` ${o.title}: `, o.steps.map((s) => `${s.what} ${s.status}`).join(' → ') || 'not sent'));
+  for (const w of o.warnings) sec.append(h('p', { class: 'warning' }, `Warning: ${w}`));
+  if (!ok) {
+    sec.append(statusBlock(o.body));
+    return sec;
+  }
+  if (o.body?.kind === 'Status') {
+    sec.append(h('p', {}, `${o.body.status ?? ''}: ${o.body.details?.name ?? ''} deleted`));
+    return sec;
+  }
+  const marks = new Map<string, string>();
+  for (const p of o.defaulted) marks.set(p, 'defaulted');
+  sec.append(h('div', { class: 'marks' },
+    o.defaulted.length ? h('span', { class: 'mark defaulted' }, `defaulted: ${o.defaulted.join(', ')}`) : null,
+    o.pruned.length ? h('span', { class: 'mark pruned' }, `pruned: ${o.pruned.join(', ')}`) : null,
+  ));
+  const shown = structuredClone(o.body);
+  if (shown?.metadata) delete shown.metadata.managedFields;
+  const yaml = pre(stringify(shown, marks), 'stored');
+  yaml.setAttribute('data-stored', '');
+  sec.append(h('details', { open: true }, h('summary', {}, 'stored object (managedFields hidden)'), yaml));
+  if (o.scale) sec.append(h('details', {}, h('summary', {}, 'scale subresource'), pre(stringify(o.scale))));
+  return sec;
+}
+
+/** The CEL pane: every rule of every schema, and the engine's messages about rules. */
+export function renderCEL(pane: HTMLElement, kinds: KindSchema[], ev: Evaluation | null): void {
+  const out: Node[] = [];
+  for (const k of kinds) {
+    const rs = rules(k.schema);
+    out.push(h('h3', {}, `${k.kind} ${k.version}: ${rs.length} rule${rs.length === 1 ? '' : 's'}`));
+    if (rs.length) out.push(h('table', { class: 'grid' }, h('tr', {}, h('th', {}, 'field'), h('th', {}, 'rule'), h('th', {}, 'message')),
+      ...rs.map((r) => h('tr', {}, h('td', {}, h('code', {}, r.path)), h('td', {}, h('code', {}, r.rule)), h('td', {}, r.message ?? '')))));
+  }
+  const celMsgs = (ev?.diagnostics ?? []).filter((d) => /cost|CEL|rule|x-kubernetes-validations/i.test(d.message));
+  if (celMsgs.length) {
+    out.push(h('h3', {}, 'What the engine said about rules'));
+    out.push(h('ul', {}, ...celMsgs.map((d) => h('li', { class: d.severity }, `${d.editor} line ${d.line}: ${d.message}`))));
+  }
+  if (!out.length) out.push(h('p', { class: 'muted' }, 'No x-kubernetes-validations rules in the schemas.'));
+  pane.replaceChildren(...out);
+}
+
+/** The Table pane: kubectl get's table of each resource, wide or not. */
+export function renderTable(pane: HTMLElement, ev: Evaluation, wide: boolean, onWide: (w: boolean) => void): void {
+  const toggle = h('label', { class: 'toggle' }, h('input', { type: 'checkbox', id: 'table-wide', checked: wide }), ' wide (-o wide)');
+  toggle.querySelector('input')!.addEventListener('change', (e) => onWide((e.target as HTMLInputElement).checked));
+  const out: Node[] = [toggle];
+  const seen = new Set<string>();
+  for (const o of ev.objects) {
+    const t = o.table;
+    if (!t || t.kind !== 'Table') continue;
+    const key = JSON.stringify(t.columnDefinitions) + o.title.split(' ')[0];
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const cols = (t.columnDefinitions as any[]).map((c, i) => ({ ...c, i })).filter((c) => wide || !c.priority);
+    out.push(h('h3', {}, `kubectl get ${o.title.split(' ')[0].toLowerCase()}${wide ? ' -o wide' : ''}`));
+    out.push(h('table', { class: 'grid kubectl' },
+      h('tr', {}, ...cols.map((c) => h('th', { title: c.description ?? '' }, String(c.name).toUpperCase()))),
+      ...(t.rows as any[]).map((r) => h('tr', {}, ...cols.map((c) => h('td', {}, cell(r.cells[c.i], c.format, c.type))))),
+    ));
+  }
+  if (out.length === 1) out.push(h('p', { class: 'muted' }, 'No object was stored, so there is nothing to list.'));
+  pane.replaceChildren(...out);
+}
+
+function cell(v: unknown, _format: string, type: string): string {
+  if (v === null || v === undefined) return '<none>';
+  if (type === 'date' && typeof v === 'string') {
+    const s = Math.max(0, Math.round((Date.now() - Date.parse(v)) / 1000));
+    return s < 120 ? `${s}s` : s < 7200 ? `${Math.floor(s / 60)}m` : `${Math.floor(s / 3600)}h`;
+  }
+  return typeof v === 'object' ? JSON.stringify(v) : String(v);
+}
+
+/** The Versions pane: each object read in every served version. */
+export function renderVersions(pane: HTMLElement, ev: Evaluation, webhookBox: HTMLElement): void {
+  const out: Node[] = [];
+  const usesWebhook = ev.crds.some((c) => c.body?.spec?.conversion?.strategy === 'Webhook');
+  out.push(h('p', { class: 'muted' }, usesWebhook
+    ? 'Conversion strategy Webhook: the engine calls the JavaScript function below for every conversion.'
+    : 'Conversion strategy None: only apiVersion changes between versions. With strategy Webhook, the function below converts.'));
+  for (const o of ev.objects) {
+    if (!o.versions.length) continue;
+    out.push(h('h3', {}, o.title));
+    out.push(h('div', { class: 'versions' }, ...o.versions.map((v) => h('div', { class: 'version' },
+      h('h4', {}, statusBadge(v.status), ' ', v.version),
+      v.status < 300 ? pre(stringify(strip(v.body))) : statusBlock(v.body)))));
+  }
+  out.push(webhookBox);
+  pane.replaceChildren(...out);
+}
+
+function strip(o: any): any {
+  const c = structuredClone(o);
+  if (c?.metadata) delete c.metadata.managedFields;
+  return c;
+}
+
+/** The Explain pane: kubectl explain --recursive of each kind, with descriptions on demand. */
+export function renderExplain(pane: HTMLElement, kinds: KindSchema[]): void {
+  if (!kinds.length) {
+    pane.replaceChildren(h('p', { class: 'muted' }, 'No schema: the CRD editor has no CustomResourceDefinition with a schema.'));
+    return;
+  }
+  const out: Node[] = [];
+  for (const k of kinds) {
+    out.push(h('h3', {}, `KIND: ${k.kind}`, h('br'), `VERSION: ${k.group}/${k.version}`));
+    out.push(tree(k.schema, ''));
+    out.push(h('details', {}, h('summary', {}, 'as kubectl explain --recursive prints it'), pre(explainTree(k.schema).join('\n'))));
+  }
+  pane.replaceChildren(...out);
+}
+
+function tree(s: any, path: string, depth = 0): HTMLElement {
+  const ul = h('ul', { class: 'explain' });
+  if (depth > 30) return ul;
+  const req = new Set<string>(s.required ?? []);
+  for (const [k, p] of Object.entries<any>(s.properties ?? {})) {
+    const lines = describe(k, p, req.has(k));
+    const inner = p.type === 'array' ? p.items : (typeof p.additionalProperties === 'object' && !p.properties ? p.additionalProperties : p);
+    const li = h('li', {}, h('details', {}, h('summary', {}, h('code', {}, lines[0])), ...lines.slice(1).map((l) => h('div', { class: 'desc' }, l))));
+    if (inner?.properties) li.append(tree(inner, path ? `${path}.${k}` : k, depth + 1));
+    ul.append(li);
+  }
+  return ul;
+}
+
+/** The HTTP log: every request of the last evaluation and of the command line, with the exact answer. */
+export function renderLog(pane: HTMLElement, log: Exchange[]): void {
+  pane.replaceChildren(
+    h('p', { class: 'muted' }, `${log.length} request${log.length === 1 ? '' : 's'} through window.crdplay.request (newest last).`),
+    ...log.map((x, i) => exchange(x, i)),
+  );
+}
+
+export function exchange(x: Exchange, i: number): HTMLElement {
+  const r = x.request;
+  const headers = Object.entries(r.headers ?? {}).map(([k, v]) => `${k}: ${v}`).join('\n');
+  const resp = x.response;
+  const body = resp ? prettyJSON(resp.body) : x.error ?? '';
+  const respHeaders = resp ? Object.entries(resp.headers).flatMap(([k, v]) => ([] as string[]).concat(v).map((vv) => `${k}: ${vv}`)).join('\n') : '';
+  return h('details', { class: 'exchange', 'data-i': String(i) },
+    h('summary', {}, resp ? statusBadge(resp.status) : h('span', { class: 'badge fault' }, 'ERR'), ` ${r.method ?? 'GET'} ${r.path}`, h('span', { class: 'muted' }, ` ${x.ms.toFixed(1)} ms`)),
+    pre(`${r.method ?? 'GET'} ${r.path}\n${headers}${r.body ? '\n\n' + r.body : ''}`, 'request'),
+    pre(resp ? `HTTP ${resp.status}\n${respHeaders}\n\n${body}` : `bridge error: ${body}`, 'response'),
+  );
+}
+
+export function prettyJSON(s: string): string {
+  try {
+    return JSON.stringify(JSON.parse(s), null, 2);
+  } catch {
+    return s;
+  }
+}

@@ -1,0 +1,70 @@
+// Shared by the browser tests and web/bench: the built site (tools/webbuild's build/web, CRDPLAY_WEB_DIR
+// overrides), served by the real crdplay-server on a free loopback port, and Debian's Chromium driven by
+// playwright-core over a fresh profile (a cold load: nothing cached).
+import { spawn, execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const webDir = path.resolve(root, process.env.CRDPLAY_WEB_DIR ?? 'build/web');
+export const resultsDir = path.join(root, 'test-results');
+export const executablePath = process.env.CHROMIUM ?? '/usr/bin/chromium';
+// Flags that work for headless Chromium as root on these machines (see the toolchain notes).
+export const chromiumArgs = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  ...(process.env.CHROMIUM_ARGS ?? '').split(' ').filter(Boolean)];
+
+/** The site's manifest: logical asset name -> path (tools/webbuild). */
+export function manifest() {
+  const file = path.join(webDir, 'manifest.json');
+  if (!existsSync(file)) throw new Error(`${file} is missing: build the site with go run ./tools/webbuild -test`);
+  return JSON.parse(readFileSync(file, 'utf8'));
+}
+
+let serverBin;
+/**
+ * The crdplay-server binary: CRDPLAY_SERVER (make test-browser passes the one it built), else built once per
+ * process into a temporary directory.
+ */
+function serverBinary() {
+  if (process.env.CRDPLAY_SERVER) return path.resolve(root, process.env.CRDPLAY_SERVER);
+  if (serverBin) return serverBin;
+  const dir = mkdtempSync(path.join(tmpdir(), 'crdplay-server-'));
+  serverBin = path.join(dir, 'crdplay-server');
+  execFileSync('go', ['build', '-o', serverBin, './server/cmd/crdplay-server'], { cwd: root, stdio: 'inherit' });
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  return serverBin;
+}
+
+/**
+ * Starts crdplay-server with the site on a free loopback port; resolves to {url, stop}. The binary, not
+ * go run, so that stopping it by PID stops the server itself.
+ */
+export function startServer({ quiet = false } = {}) {
+  const proc = spawn(serverBinary(), ['--addr', '127.0.0.1:0', '--site', webDir], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    proc.stderr.on('data', (chunk) => {
+      if (!quiet) process.stderr.write(chunk);
+      seen += chunk;
+      const m = seen.match(/url=(http:\/\/127\.0\.0\.1:\d+)/);
+      if (m) resolve({ url: m[1] + '/', stop: () => proc.kill('SIGTERM'), proc });
+    });
+    proc.on('exit', (code) => reject(new Error(`crdplay-server exited (${code}) before serving: ${seen}`)));
+  });
+}
+
+/** A persistent context over a fresh profile; close() also removes the profile. */
+export async function launch(options = {}) {
+  if (!existsSync(executablePath)) throw new Error(`${executablePath} is missing: apt-get install chromium (or set CHROMIUM)`);
+  const profile = mkdtempSync(path.join(tmpdir(), 'crdplay-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, { executablePath, headless: true, args: chromiumArgs, ...options });
+  const close = async () => {
+    await context.close();
+    rmSync(profile, { recursive: true, force: true });
+  };
+  return { context, page: context.pages()[0] ?? await context.newPage(), close };
+}

@@ -1,0 +1,294 @@
+// Browser end-to-end test of the playground UI in headless Chromium, as a visitor uses it: the page loads cold
+// (editors first, then the engine), an edit shows the engine's error inline at the right line, fixing it shows
+// the stored object, schema hover and completion, a permalink round trip (and the links it must refuse), the
+// embed route in an iframe, and the command line. Screenshots go to test-results/ (listed in the report).
+//
+// Needs what oracle.spec.mjs needs. Run: node --test web/test/
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { deflateRawSync } from 'node:zlib';
+import path from 'node:path';
+import http from 'node:http';
+import { launch, resultsDir, startServer } from './harness.mjs';
+
+let server;
+let browser;
+let page;
+const problems = [];
+
+const shot = (name) => page.screenshot({ path: path.join(resultsDir, `playground-${name}.png`) });
+/** Waits until the page has finished an evaluation after `after` evaluations. */
+const evaluated = (after, p = page) => p.waitForFunction((n) => Number(document.body.dataset.runs ?? 0) > n, after, { timeout: 90_000 });
+const runs = (p = page) => p.evaluate(() => Number(document.body.dataset.runs ?? 0));
+const setEditor = (id, text, p = page) => p.evaluate(([i, t]) => window.crdplayPlayground.editors.set(i, t), [id, text]);
+const editorText = (id, p = page) => p.evaluate((i) => window.crdplayPlayground.editors.text(i), id);
+
+before(async () => {
+  mkdirSync(resultsDir, { recursive: true });
+  server = await startServer();
+  browser = await launch({ viewport: { width: 1400, height: 900 } });
+  page = browser.page;
+  page.on('pageerror', (err) => problems.push(`[pageerror] ${err.message}`));
+  page.on('console', (msg) => { if (msg.type() === 'error') problems.push(`[console] ${msg.text()}`); });
+});
+
+after(async () => {
+  await browser?.close();
+  server?.stop();
+  writeFileSync(path.join(resultsDir, 'playground-console.txt'), problems.join('\n') + '\n');
+});
+
+const objectsWith = (cronSpec) => `apiVersion: stable.example.com/v1
+kind: CronTab
+metadata:
+  name: my-new-cron-object
+spec:
+  cronSpec: ${cronSpec}
+  image: my-awesome-cron-image
+`;
+
+test('cold load: editors at once, then the engine, then results', async (t) => {
+  await page.goto(server.url);
+  // The editors exist before the engine has arrived (the wasm is megabytes; the editors are not waiting).
+  const early = await page.evaluate(() => ({
+    editors: document.body.dataset.editors,
+    engine: document.getElementById('status').dataset.state,
+    cm: document.querySelectorAll('.cm-editor').length,
+    mark: performance.getEntriesByName('crdplay:editors')[0]?.startTime,
+  }));
+  assert.equal(early.editors, 'ready');
+  assert.equal(early.cm, 3);
+  t.diagnostic(`editors built at ${Math.round(early.mark)} ms; engine state then: ${early.engine}`);
+  await evaluated(0);
+  const state = await page.evaluate(() => ({
+    status: document.getElementById('status').dataset.state,
+    progress: [document.getElementById('progress').value, document.getElementById('progress').max],
+    result: document.getElementById('pane-result').textContent,
+    stored: document.querySelector('[data-stored]')?.textContent ?? '',
+  }));
+  assert.equal(state.status, 'ready');
+  assert.ok(state.progress[0] > 1e6 && state.progress[0] === state.progress[1], `progress ${state.progress}`);
+  assert.match(state.result, /CustomResourceDefinition crontabs\.stable\.example\.com: accepted/);
+  // The default example's object: replicas defaulted by the schema, the unknown field pruned with a warning.
+  assert.match(state.stored, /replicas: 1 {2}# defaulted/);
+  assert.doesNotMatch(state.stored, /unknownField/);
+  assert.match(state.result, /pruned: spec\.unknownField/);
+  assert.match(state.result, /Warning: unknown field "spec\.unknownField"/);
+  await shot('loaded');
+});
+
+test('an edit shows the engine\'s error inline at its line; fixing it shows the stored object', async () => {
+  let n = await runs();
+  await setEditor('objects', objectsWith('"not a cron spec"'));
+  await evaluated(n);
+  // The 422's cause for spec.cronSpec, placed on line 6 of the objects editor, as CodeMirror shows it.
+  const diag = await page.evaluate(() => window.crdplayPlayground.evaluation.diagnostics.filter((d) => d.editor === 'objects' && d.severity === 'error'));
+  assert.equal(diag.length, 1, JSON.stringify(diag));
+  assert.equal(diag[0].line, 6);
+  assert.equal(diag[0].column, 3);
+  assert.equal(diag[0].field, 'spec.cronSpec');
+  assert.match(diag[0].message, /spec\.cronSpec: Invalid value: "not a cron spec": spec\.cronSpec in body should match/);
+  const inline = await page.evaluate(() => {
+    const range = document.querySelector('#objects-editor .cm-lintRange-error');
+    const line = range?.closest('.cm-line');
+    const lines = [...document.querySelectorAll('#objects-editor .cm-line')];
+    return { text: range?.textContent, line: lines.indexOf(line) + 1 };
+  });
+  assert.deepEqual(inline, { text: 'cronSpec', line: 6 });
+  assert.match(await page.textContent('#pane-result'), /422/);
+  assert.match(await page.textContent('#objects-info'), /1 error/);
+  await page.hover('#objects-editor .cm-lintRange-error');
+  await page.waitForSelector('.cm-tooltip-lint', { timeout: 5000 }).catch(() => {});
+  await shot('inline-error');
+
+  n = await runs();
+  await setEditor('objects', objectsWith('"*/5 * * * *"'));
+  await evaluated(n);
+  const fixed = await page.evaluate(() => ({
+    errors: window.crdplayPlayground.evaluation.diagnostics.filter((d) => d.severity === 'error').length,
+    marks: document.querySelectorAll('#objects-editor .cm-lintRange-error').length,
+    stored: document.querySelector('[data-stored]')?.textContent ?? '',
+  }));
+  assert.equal(fixed.errors, 0);
+  assert.equal(fixed.marks, 0);
+  assert.match(fixed.stored, /cronSpec: "\*\/5 \* \* \* \*"/);
+  assert.match(fixed.stored, /uid: /);
+  await shot('fixed');
+});
+
+test('a CRD error is placed in the CRD editor at the field it names', async () => {
+  const crd = await editorText('crd');
+  const n = await runs();
+  await setEditor('crd', crd.replace('type: integer', 'type: integr'));
+  await evaluated(n);
+  try {
+  const diags = await page.evaluate(() => window.crdplayPlayground.evaluation.diagnostics.filter((d) => d.editor === 'crd' && d.severity === 'error'));
+  assert.ok(diags.length >= 1, 'no CRD error');
+  const line = crd.split('\n').findIndex((l) => l.includes('type: integer')) + 1;
+  const d = diags.find((x) => x.field?.endsWith('properties[replicas].type'));
+  assert.ok(d, JSON.stringify(diags));
+  assert.equal(d.line, line);
+  assert.match(d.message, /Unsupported value: "integr"/);
+  await shot('crd-error');
+  } finally {
+    const n2 = await runs();
+    await setEditor('crd', crd);
+    await evaluated(n2);
+  }
+});
+
+test('hover shows the schema; completion offers keys and enum values', async () => {
+  const n = await runs();
+  await setEditor('objects', objectsWith('"*/5 * * * *"') + '  policy: \n');
+  await evaluated(n);
+  // Hover the cronSpec key: type, description and pattern from the CRD's schema.
+  const key = page.locator('#objects-editor .cm-line', { hasText: 'cronSpec' });
+  await key.hover({ position: { x: 30, y: 5 } });
+  const tip = await page.waitForSelector('.schema-tip', { timeout: 5000 });
+  const tipText = await tip.textContent();
+  assert.match(tipText, /spec\.cronSpec <string>/);
+  assert.match(tipText, /The schedule, in cron format/);
+  assert.match(tipText, /pattern:/);
+  await shot('hover');
+  await page.mouse.move(0, 0);
+
+  // Enum values after "policy: ".
+  await page.evaluate(() => {
+    const v = window.crdplayPlayground.editors.views.objects;
+    const text = v.state.doc.toString();
+    const pos = text.indexOf('policy: ') + 'policy: '.length;
+    v.focus();
+    v.dispatch({ selection: { anchor: pos } });
+  });
+  await page.keyboard.type('F');
+  await page.waitForSelector('.cm-tooltip-autocomplete', { timeout: 5000 });
+  const options = await page.$$eval('.cm-tooltip-autocomplete li', (lis) => lis.map((l) => l.textContent));
+  assert.ok(options.some((x) => x.startsWith('Forbid')), `enum options: ${options}`);
+  await page.keyboard.press('Escape');
+
+  // Keys of spec on a new line.
+  await page.evaluate(() => {
+    const v = window.crdplayPlayground.editors.views.objects;
+    const text = v.state.doc.toString().replace(/ {2}policy: \n$/, '');
+    v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: text + '  ' }, selection: { anchor: text.length + 2 } });
+  });
+  await page.keyboard.type('r');
+  await page.waitForSelector('.cm-tooltip-autocomplete', { timeout: 5000 });
+  const keys = await page.$$eval('.cm-tooltip-autocomplete li', (lis) => lis.map((l) => l.textContent));
+  // Keys of spec's schema that match "r", not those already in the object.
+  assert.ok(keys.some((k) => k.startsWith('replicas')), `key options: ${keys}`);
+  assert.ok(!keys.some((k) => k.startsWith('image')), `image is already there: ${keys}`);
+  await shot('completion');
+  await page.keyboard.press('Escape');
+});
+
+test('permalink round trip, and links the page refuses', async () => {
+  const n = await runs();
+  await setEditor('objects', objectsWith('"0 * * * *"'));
+  await evaluated(n);
+  await page.selectOption('#mode', 'create');
+  const url = await page.evaluate(() => window.crdplayPlayground.permalink());
+  assert.match(url, /#v1\.[A-Za-z0-9_-]+$/);
+  const want = { crd: await editorText('crd'), objects: await editorText('objects') };
+
+  const other = await browser.context.newPage();
+  await other.goto(url);
+  await evaluated(0, other);
+  assert.equal(await editorText('crd', other), want.crd);
+  assert.equal(await editorText('objects', other), want.objects);
+  assert.match(await other.textContent('[data-stored]'), /cronSpec: 0 \* \* \* \*|cronSpec: "0 \* \* \* \*"/);
+
+  // A decompression bomb: 64 kB of link that would expand to 50 MB. Refused quickly, with a message.
+  const bomb = deflateRawSync(Buffer.alloc(50 * 1024 * 1024, 0x61)).toString('base64url');
+  const t0 = Date.now();
+  await other.goto(server.url + '#v1.' + bomb);
+  await other.waitForSelector('#notice:not([hidden])', { timeout: 10_000 });
+  assert.match(await other.textContent('#notice'), /expands to more than 2 MB; it was refused/);
+  assert.ok(Date.now() - t0 < 10_000);
+  // A damaged link and an unknown version.
+  await other.goto(server.url + '#v1.!!!');
+  await other.waitForSelector('#notice:not([hidden])');
+  assert.match(await other.textContent('#notice'), /damaged/);
+  await other.goto(server.url + '#v9.abc');
+  await other.waitForSelector('#notice:not([hidden])');
+  assert.match(await other.textContent('#notice'), /format \(v9\) is unknown/);
+  await other.close();
+});
+
+test('embed route: minimal chrome, panes and read-only from the URL, resizes its iframe', async (t) => {
+  const frag = new URL(await page.evaluate(() => window.crdplayPlayground.permalink())).hash;
+  const src = `${server.url}embed/?panes=objects,result,table&readonly=1&tab=table${frag}`;
+  // A docs page on another origin (another loopback port: Chromium blocks a public page from framing a
+  // loopback one), which frames the embed route as the snippet of the Embed dialog does.
+  const docs = http.createServer((req, res) => {
+    res.setHeader('Content-Type', 'text/html');
+    res.end(`<!doctype html><body style="margin:0"><iframe id="f" src="${src}" style="width:1000px;border:0" height="200"></iframe>
+    <script>window.sizes = []; addEventListener('message', (e) => { if (e.data && e.data.type === 'crdplay:resize') { window.sizes.push(e.data.height); document.getElementById('f').height = e.data.height; } });</script></body>`);
+  });
+  await new Promise((resolve) => docs.listen(0, '127.0.0.1', resolve));
+  t.after(() => docs.close());
+  const host = await browser.context.newPage();
+  await host.goto(`http://127.0.0.1:${docs.address().port}/`);
+  const frame = await (await host.waitForSelector('#f')).contentFrame();
+  await frame.waitForFunction(() => Number(document.body.dataset.runs ?? 0) >= 1, null, { timeout: 90_000 });
+  const got = await frame.evaluate(() => ({
+    page: document.body.dataset.page,
+    header: !!document.querySelector('header h1'),
+    crdShown: !document.getElementById('crd-frame').classList.contains('gone'),
+    objectsShown: !document.getElementById('objects-frame').classList.contains('gone'),
+    tabs: [...document.querySelectorAll('.tab:not(.gone)')].map((b) => b.dataset.tab),
+    selected: document.querySelector('.tab[aria-selected=true]')?.dataset.tab,
+    editable: document.querySelector('#objects-editor .cm-content').getAttribute('contenteditable'),
+    table: document.getElementById('pane-table').textContent,
+  }));
+  assert.deepEqual({ ...got, table: undefined }, {
+    page: 'embed', header: false, crdShown: false, objectsShown: true, tabs: ['result', 'table'], selected: 'table', editable: 'false', table: undefined,
+  });
+  assert.match(got.table, /my-new-cron-object/);
+  await host.waitForFunction(() => window.sizes.length > 0);
+  const height = await host.evaluate(() => window.sizes.at(-1));
+  assert.ok(height > 200, `resize message height ${height}`);
+  await host.screenshot({ path: path.join(resultsDir, 'playground-embed.png'), fullPage: true });
+  await host.close();
+});
+
+test('the command line: raw requests, and kubectl when the engine has it', async () => {
+  await page.click('#tab-cli');
+  await page.fill('#cli-input', 'GET /apis/stable.example.com/v1/namespaces/default/crontabs');
+  await page.press('#cli-input', 'Enter');
+  await page.waitForFunction(() => document.getElementById('cli-out').textContent.includes('"kind": "CronTabList"'));
+  assert.match(await page.textContent('#cli-out'), /HTTP 200[\s\S]*my-new-cron-object/);
+  const hasKubectl = await page.evaluate(() => window.crdplay.has('kubectl'));
+  if (hasKubectl) {
+    await page.fill('#cli-input', 'kubectl get crontabs');
+    await page.press('#cli-input', 'Enter');
+    await page.waitForFunction(() => /\$ kubectl get crontabs\n[\s\S]*NAME/.test(document.getElementById('cli-out').textContent));
+  }
+  await shot('cli');
+  // Every request shows in the HTTP log, with the answer.
+  await page.click('#tab-http');
+  const log = await page.textContent('#pane-http');
+  assert.match(log, /GET \/apis\/stable\.example\.com\/v1\/namespaces\/default\/crontabs/);
+  assert.match(log, /POST \/apis\/apiextensions\.k8s\.io\/v1\/customresourcedefinitions/);
+});
+
+test('update mode and the other panes render; dark scheme follows the system', async () => {
+  const n = await runs();
+  await setEditor('old', objectsWith('"0 * * * *"'));
+  await page.selectOption('#mode', 'update');
+  await evaluated(n);
+  await page.click('#tab-result');
+  assert.match(await page.textContent('#pane-result'), /create old 201 → update 200/);
+  for (const tab of ['cel', 'table', 'versions', 'explain']) {
+    await page.click(`#tab-${tab}`);
+    assert.ok((await page.textContent(`#pane-${tab}`)).length > 20, `${tab} pane is empty`);
+  }
+  assert.match(await page.textContent('#pane-cel'), /self\.replicas <= 10/);
+  assert.match(await page.textContent('#pane-explain'), /cronSpec <string>/);
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await page.click('#tab-result');
+  await shot('dark-update');
+  await page.emulateMedia({ colorScheme: 'light' });
+  assert.deepEqual(problems.filter((p) => !/favicon/.test(p)), []);
+});
