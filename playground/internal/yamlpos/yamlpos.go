@@ -1,0 +1,581 @@
+// Package yamlpos splits a multi-document YAML text the way kubectl does and finds the line and column of a
+// field in it, given the field path an API server reports (spec.replicas, metadata.name,
+// spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[replicas].maximum, ...).
+//
+// Positions are 1-based lines and 1-based columns counted in UTF-16 code units, which is what JavaScript
+// strings and CodeMirror count; for ASCII text a column is a character. Ends are exclusive.
+//
+// Nothing here evaluates anything: the package only reads the text. It never expands YAML aliases (a YAML
+// bomb stays as small as its text) and follows at most one alias per path element.
+package yamlpos
+
+import (
+	"errors"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// Span is a range of a text: from (Line, Column) up to (EndLine, EndColumn), exclusive.
+type Span struct {
+	Line      int `json:"line"`
+	Column    int `json:"column"`
+	EndLine   int `json:"endLine"`
+	EndColumn int `json:"endColumn"`
+}
+
+// Text is a whole editor's content, split into lines once.
+type Text struct {
+	src    string
+	lines  []string // without their line breaks
+	breaks []string // the break after each line: "\r\n", "\r", "\n", or "" for the last
+}
+
+// NewText indexes src. Lines end at "\r\n", "\r" or "\n", as both YAML and CodeMirror count them.
+func NewText(src string) *Text {
+	t := &Text{src: src}
+	start := 0
+	for i := 0; i < len(src); i++ {
+		switch src[i] {
+		case '\n':
+			t.lines, t.breaks = append(t.lines, src[start:i]), append(t.breaks, "\n")
+			start = i + 1
+		case '\r':
+			br := "\r"
+			if i+1 < len(src) && src[i+1] == '\n' {
+				br = "\r\n"
+			}
+			t.lines, t.breaks = append(t.lines, src[start:i]), append(t.breaks, br)
+			i += len(br) - 1
+			start = i + 1
+		}
+	}
+	t.lines, t.breaks = append(t.lines, src[start:]), append(t.breaks, "")
+	return t
+}
+
+// Lines returns the number of lines.
+func (t *Text) Lines() int { return len(t.lines) }
+
+// line returns line n (1-based), or "" outside the text.
+func (t *Text) line(n int) string {
+	if n < 1 || n > len(t.lines) {
+		return ""
+	}
+	return t.lines[n-1]
+}
+
+// clamp keeps a span inside the text: YAML also breaks lines at NEL, LS and PS, which editors do not, so
+// its line numbers can run past the text's.
+func (t *Text) clamp(s Span) Span {
+	if s.Line > len(t.lines) {
+		s = t.lineSpan(len(t.lines))
+	}
+	if s.Line < 1 {
+		s = t.lineSpan(1)
+	}
+	if s.EndLine < s.Line || s.EndLine > len(t.lines) {
+		s.EndLine = s.Line
+	}
+	if s.Column < 1 {
+		s.Column = 1
+	}
+	if s.EndLine == s.Line && s.EndColumn <= s.Column {
+		s.EndColumn = s.Column + 1
+	}
+	return s
+}
+
+// utf16Col turns a 1-based column counted in characters (runes, as the YAML parser counts) into one counted
+// in UTF-16 code units.
+func (t *Text) utf16Col(line, runeCol int) int {
+	s := t.line(line)
+	col := 1
+	for i := 1; i < runeCol; i++ {
+		if s == "" {
+			col++ // past the end of the line: count on as ASCII
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s)
+		s = s[size:]
+		col += len(utf16.Encode([]rune{r}))
+	}
+	return col
+}
+
+// lineEnd is the UTF-16 column just past the last non-blank character of line n (at least 1).
+func (t *Text) lineEnd(n int) int {
+	s := strings.TrimRight(t.line(n), " \t")
+	return 1 + len(utf16.Encode([]rune(s)))
+}
+
+// lineSpan is the whole of line n, never empty (an empty line's span is its first column).
+func (t *Text) lineSpan(n int) Span {
+	end := t.lineEnd(n)
+	if end < 2 {
+		end = 2
+	}
+	return Span{Line: n, Column: 1, EndLine: n, EndColumn: end}
+}
+
+// Error is a problem with the text itself (invalid YAML, a bad document separator), at a position.
+type Error struct {
+	Span    Span   `json:"span"`
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string { return "line " + strconv.Itoa(e.Span.Line) + ": " + e.Message }
+
+// Doc is one YAML document of a Text.
+type Doc struct {
+	// Index counts the non-empty documents of the text from 0.
+	Index int
+	// StartLine and EndLine are the document's first and last lines in the text (1-based, inclusive).
+	StartLine, EndLine int
+	// Source is the document's text: lines StartLine to EndLine, each with its line break.
+	Source string
+	// Root is the document's content (a mapping for a Kubernetes object); nil when the document did not
+	// parse (see Err).
+	Root *yaml.Node
+	// Err is why the document did not parse, at its line in the text.
+	Err *Error
+
+	text *Text
+}
+
+// Text returns the text the document belongs to.
+func (d *Doc) Text() *Text { return d.text }
+
+// separator matches apimachinery's YAMLReader: a line that starts with "---".
+const separator = "---"
+
+// Split returns the non-empty documents of src, split at "---" lines as kubectl (apimachinery's YAMLReader)
+// splits them, each parsed for positions, and the problems of the separators themselves. A document that is
+// only whitespace and comments is skipped, as kubectl skips it.
+func Split(src string) ([]*Doc, []*Error) {
+	t := NewText(src)
+	var docs []*Doc
+	var errs []*Error
+	start := 1
+	flush := func(end int) {
+		if end < start {
+			return
+		}
+		var b strings.Builder
+		for i := start; i <= end; i++ {
+			b.WriteString(t.lines[i-1])
+			b.WriteString(t.breaks[i-1])
+		}
+		d := &Doc{Index: len(docs), StartLine: start, EndLine: end, Source: b.String(), text: t}
+		if d.parse() {
+			docs = append(docs, d)
+		}
+	}
+	for i, l := range t.lines {
+		n := i + 1
+		if !strings.HasPrefix(l, separator) {
+			continue
+		}
+		if rest := strings.TrimSpace(l[len(separator):]); rest != "" && rest[0] != '#' {
+			// kubectl refuses the whole input here; the documents around it can still be shown.
+			errs = append(errs, &Error{
+				Span:    t.lineSpan(n),
+				Message: "invalid Yaml document separator: " + rest,
+			})
+		}
+		flush(n - 1)
+		start = n + 1
+	}
+	flush(len(t.lines))
+	return docs, errs
+}
+
+// yamlLineRe finds the line in go-yaml's error messages ("yaml: line 5: did not find expected key").
+var yamlLineRe = regexp.MustCompile(`^yaml: line (\d+): `)
+
+// parserErrors are the messages of go-yaml's parser (parserc.go), as opposed to its scanner's.
+var parserErrors = map[string]bool{
+	"did not find expected ',' or ']'":       true,
+	"did not find expected ',' or '}'":       true,
+	"did not find expected '-' indicator":    true,
+	"did not find expected key":              true,
+	"did not find expected node content":     true,
+	"did not find expected <document start>": true,
+	"did not find expected <stream-start>":   true,
+	"found undefined tag handle":             true,
+	"found duplicate %TAG directive":         true,
+	"found duplicate %YAML directive":        true,
+	"found incompatible YAML document":       true,
+}
+
+// parse fills Root or Err and reports whether the document has any content.
+func (d *Doc) parse() bool {
+	var n yaml.Node
+	err := yaml.Unmarshal([]byte(d.Source), &n)
+	if err != nil {
+		msg := err.Error()
+		line := d.StartLine
+		if m := yamlLineRe.FindStringSubmatch(msg); m != nil {
+			if l, convErr := strconv.Atoi(m[1]); convErr == nil {
+				// go-yaml prints a scanner error's line 1-based but a parser error's line 0-based (the mark
+				// of the collection that was left open, else of the token that broke it).
+				if parserErrors[msg[len(m[0]):]] {
+					l++
+				}
+				line = d.StartLine + l - 1
+			}
+		}
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			// Only from decoding into Go values, which Unmarshal into a Node never does.
+			msg = strings.Join(te.Errors, "; ")
+		}
+		if line > d.EndLine {
+			line = d.EndLine
+		}
+		d.Err = &Error{Span: d.text.lineSpan(line), Message: msg}
+		return true
+	}
+	if n.Kind != yaml.DocumentNode || len(n.Content) == 0 {
+		return false // only comments and whitespace
+	}
+	d.Root = n.Content[0]
+	return true
+}
+
+// Start is the span of the document's first line of content, where problems of the whole document go.
+func (d *Doc) Start() Span {
+	line := d.StartLine
+	if d.Root != nil {
+		line = d.abs(d.Root.Line)
+	} else if d.Err != nil {
+		return d.Err.Span
+	} else {
+		for line < d.EndLine && strings.TrimSpace(d.text.line(line)) == "" {
+			line++
+		}
+	}
+	end := d.text.lineEnd(line)
+	col := 1
+	if d.Root != nil {
+		col = d.text.utf16Col(line, d.Root.Column)
+	}
+	if end <= col {
+		end = col + 1
+	}
+	return d.text.clamp(Span{Line: line, Column: col, EndLine: line, EndColumn: end})
+}
+
+// abs turns a line of the document into a line of the text.
+func (d *Doc) abs(line int) int { return d.StartLine + line - 1 }
+
+// Result is where a path was found.
+type Result struct {
+	Span Span
+	// Exact is false when the path (or its tail) is not in the text and Span is its nearest ancestor that is.
+	Exact bool
+	// Found is the part of the path that was found, in the path's own spelling.
+	Found string
+}
+
+// Locate finds the field that path names. Paths are field.Path strings as upstream prints them: ".name" for
+// fields, "[3]" for list items, "[key]" for map keys, with or without a leading "." ("<nil>" and "" name the
+// whole document). Keys that themselves contain "." or "[" are matched against the keys in the text, longest
+// first, so that "spec.testMap.foo.34$" finds the key "foo.34$". When no key matches exactly, one that differs
+// only in case does (upstream's internal "JSONPath" for the YAML's "jsonPath").
+func (d *Doc) Locate(path string) Result {
+	path = strings.TrimPrefix(path, ".")
+	if path == "<nil>" || d.Root == nil {
+		return Result{Span: d.Start(), Exact: path == "" || path == "<nil>"}
+	}
+	w := walker{doc: d, node: d.Root}
+	rest := path
+	for rest != "" {
+		next, ok := w.step(rest)
+		if !ok {
+			break
+		}
+		rest = next
+	}
+	return Result{Span: w.span(), Exact: rest == "", Found: strings.TrimSuffix(path[:len(path)-len(rest)], ".")}
+}
+
+// Seg is one element of a path built by a program rather than parsed: a key (Key) or a list index (Index >= 0
+// with Key unset).
+type Seg struct {
+	Key   string
+	Index int
+}
+
+// K and I build path segments.
+func K(key string) Seg { return Seg{Key: key, Index: -1} }
+
+// I is a list-index segment.
+func I(i int) Seg { return Seg{Index: i} }
+
+// LocateSegs finds the node at segs. Unlike Locate it is never ambiguous: each key is compared whole.
+func (d *Doc) LocateSegs(segs []Seg) Result {
+	if d.Root == nil {
+		return Result{Span: d.Start(), Exact: len(segs) == 0}
+	}
+	w := walker{doc: d, node: d.Root}
+	for i, s := range segs {
+		if !w.segment(s) {
+			return Result{Span: w.span(), Exact: false, Found: FormatSegs(segs[:i])}
+		}
+	}
+	return Result{Span: w.span(), Exact: true, Found: FormatSegs(segs)}
+}
+
+// FormatSegs prints segments as an object field path: keys joined by ".", indexes as "[i]".
+func FormatSegs(segs []Seg) string {
+	var b strings.Builder
+	for _, s := range segs {
+		if s.Index >= 0 && s.Key == "" {
+			b.WriteString("[" + strconv.Itoa(s.Index) + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(s.Key)
+	}
+	return b.String()
+}
+
+// walker descends a document's node tree.
+type walker struct {
+	doc  *Doc
+	node *yaml.Node // the current value
+	key  *yaml.Node // the key the current value was reached by; nil for the root and list items
+}
+
+// resolve follows an alias to its anchor (one hop: an anchor is never itself an alias).
+func resolve(n *yaml.Node) *yaml.Node {
+	if n != nil && n.Kind == yaml.AliasNode && n.Alias != nil {
+		return n.Alias
+	}
+	return n
+}
+
+// pairs returns a mapping's key/value pairs, including those merged in by "<<" (one level, as most YAML
+// written for Kubernetes uses it), own keys first.
+func pairs(m *yaml.Node) [][2]*yaml.Node {
+	m = resolve(m)
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	var own, merged [][2]*yaml.Node
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		if k.Kind == yaml.ScalarNode && k.Value == "<<" && k.Tag == "!!merge" {
+			src := resolve(v)
+			var sources []*yaml.Node
+			if src != nil && src.Kind == yaml.SequenceNode {
+				sources = src.Content
+			} else {
+				sources = []*yaml.Node{src}
+			}
+			for _, s := range sources {
+				s = resolve(s)
+				if s == nil || s.Kind != yaml.MappingNode {
+					continue
+				}
+				for j := 0; j+1 < len(s.Content); j += 2 {
+					merged = append(merged, [2]*yaml.Node{s.Content[j], s.Content[j+1]})
+				}
+			}
+			continue
+		}
+		own = append(own, [2]*yaml.Node{k, v})
+	}
+	return append(own, merged...)
+}
+
+// step consumes the first element of rest and returns what is left.
+func (w *walker) step(rest string) (string, bool) {
+	rest = strings.TrimPrefix(rest, ".")
+	n := resolve(w.node)
+	if n == nil {
+		return rest, false
+	}
+	if strings.HasPrefix(rest, "[") {
+		if n.Kind == yaml.SequenceNode {
+			end := strings.IndexByte(rest, ']')
+			if end < 0 {
+				return rest, false
+			}
+			i, err := strconv.Atoi(rest[1:end])
+			if err != nil || i < 0 || i >= len(n.Content) {
+				return rest, false
+			}
+			w.node, w.key = n.Content[i], nil
+			return rest[end+1:], true
+		}
+		// "[key]": the longest key k with rest starting "[k]".
+		return w.matchKey(n, rest, func(k string) (string, bool) {
+			if strings.HasPrefix(rest, "["+k+"]") {
+				return rest[len(k)+2:], true
+			}
+			return "", false
+		})
+	}
+	// A field name: the longest key k with rest == k or rest starting "k." or "k[".
+	return w.matchKey(n, rest, func(k string) (string, bool) {
+		if !strings.HasPrefix(rest, k) {
+			return "", false
+		}
+		after := rest[len(k):]
+		if after == "" || after[0] == '.' || after[0] == '[' {
+			return after, true
+		}
+		return "", false
+	})
+}
+
+// matchKey picks, among the mapping's keys, the longest that match, first exactly, then ignoring case.
+func (w *walker) matchKey(n *yaml.Node, rest string, match func(k string) (string, bool)) (string, bool) {
+	ps := pairs(n)
+	for _, fold := range []bool{false, true} {
+		best, bestLen := -1, -1
+		var bestRest string
+		for i, p := range ps {
+			k := p[0]
+			if k.Kind != yaml.ScalarNode {
+				continue
+			}
+			key := k.Value
+			if fold {
+				// Compare against the path's own spelling of the same length.
+				if len(rest) < len(key) {
+					continue
+				}
+				cand := rest[:len(key)]
+				if strings.HasPrefix(rest, "[") && len(rest) >= len(key)+2 {
+					cand = rest[1 : len(key)+1]
+				}
+				if !strings.EqualFold(cand, key) {
+					continue
+				}
+				key = cand
+			}
+			if after, ok := match(key); ok && len(key) > bestLen {
+				best, bestLen, bestRest = i, len(key), after
+			}
+		}
+		if best >= 0 {
+			w.key, w.node = ps[best][0], ps[best][1]
+			return bestRest, true
+		}
+	}
+	return rest, false
+}
+
+// segment descends by one programmatic segment.
+func (w *walker) segment(s Seg) bool {
+	n := resolve(w.node)
+	if n == nil {
+		return false
+	}
+	if s.Key == "" && s.Index >= 0 {
+		if n.Kind != yaml.SequenceNode || s.Index >= len(n.Content) {
+			return false
+		}
+		w.node, w.key = n.Content[s.Index], nil
+		return true
+	}
+	for _, p := range pairs(n) {
+		if p[0].Kind == yaml.ScalarNode && p[0].Value == s.Key {
+			w.key, w.node = p[0], p[1]
+			return true
+		}
+	}
+	return false
+}
+
+// span is where the walker stands: a key with its value when the value is a one-line scalar, the key alone
+// when the value is a collection, a list item's first line.
+func (w *walker) span() Span {
+	t := w.doc.text
+	v := w.node
+	if w.key != nil {
+		k := w.key
+		line := w.doc.abs(k.Line)
+		sp := Span{Line: line, Column: t.utf16Col(line, k.Column), EndLine: line}
+		sp.EndColumn = w.scalarEnd(k)
+		if v != nil && (v.Kind == yaml.ScalarNode || v.Kind == yaml.AliasNode) && v.Line == k.Line {
+			sp.EndColumn = w.scalarEnd(v)
+		}
+		return t.clamp(sp)
+	}
+	if v == nil {
+		return w.doc.Start()
+	}
+	line := w.doc.abs(v.Line)
+	col := t.utf16Col(line, v.Column)
+	end := t.lineEnd(line)
+	if v.Kind == yaml.ScalarNode || v.Kind == yaml.AliasNode {
+		end = w.scalarEnd(v)
+	}
+	if end <= col {
+		end = col + 1
+	}
+	return t.clamp(Span{Line: line, Column: col, EndLine: line, EndColumn: end})
+}
+
+// scalarEnd is the UTF-16 column just past a scalar (or alias) token on its first line.
+func (w *walker) scalarEnd(n *yaml.Node) int {
+	t := w.doc.text
+	line := w.doc.abs(n.Line)
+	src := []rune(t.line(line))
+	start := n.Column - 1 // rune index
+	if start < 0 || start > len(src) {
+		return t.lineEnd(line)
+	}
+	end := len(src)
+	switch {
+	case n.Kind == yaml.AliasNode:
+		end = start + 1 + utf8.RuneCountInString(n.Value)
+	case n.Style&yaml.DoubleQuotedStyle != 0:
+		for i := start + 1; i < len(src); i++ {
+			if src[i] == '\\' {
+				i++
+				continue
+			}
+			if src[i] == '"' {
+				end = i + 1
+				break
+			}
+		}
+	case n.Style&yaml.SingleQuotedStyle != 0:
+		for i := start + 1; i < len(src); i++ {
+			if src[i] == '\'' {
+				if i+1 < len(src) && src[i+1] == '\'' {
+					i++
+					continue
+				}
+				end = i + 1
+				break
+			}
+		}
+	case n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 || strings.Contains(n.Value, "\n"):
+		// A block or multi-line scalar: its first line.
+	default:
+		// A plain scalar on one line is its value verbatim (a tag or anchor before it moves Column past them).
+		end = start + utf8.RuneCountInString(n.Value)
+	}
+	if end > len(src) {
+		end = len(src)
+	}
+	if end <= start {
+		end = start + 1 // an empty token still gets one column, even past the line's end
+	}
+	if end > len(src) {
+		return 1 + len(utf16.Encode(src)) + end - len(src)
+	}
+	return 1 + len(utf16.Encode(src[:end]))
+}

@@ -1,0 +1,235 @@
+package yamlpos
+
+import (
+	"strings"
+	"testing"
+)
+
+const crontabs = `# two objects
+apiVersion: stable.example.com/v1
+kind: CronTab
+metadata:
+  name: my-new-cron-object
+spec:
+  cronSpec: "* * * * */5"
+  replicas: 15
+  tags: [a, "b", c]
+  testMap:
+    foo.34$: x
+    foo: y
+  list:
+  - name: first
+    extra: 1
+  - name: second
+---
+# comment only
+---
+
+apiVersion: stable.example.com/v1
+kind: CronTab
+metadata: {name: "héllo", labels: {app: web}}
+spec:
+  image: 'it''s'
+  note: |
+    line one
+    line two
+`
+
+const crd = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: crontabs.stable.example.com
+spec:
+  group: stable.example.com
+  conversion:
+    strategy: Webhook
+    webhook:
+      clientConfig:
+        url: https://127.0.0.1:1/crdconvert
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    additionalPrinterColumns:
+    - name: Spec
+      type: string
+      jsonPath: .spec.cronSpec
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              replicas:
+                type: integer
+                maximum: 10
+`
+
+func TestSplit(t *testing.T) {
+	docs, errs := Split(crontabs)
+	if len(errs) != 0 {
+		t.Fatalf("errors: %v", errs)
+	}
+	if len(docs) != 2 {
+		t.Fatalf("got %d documents, want 2 (the comment-only one is skipped)", len(docs))
+	}
+	for i, want := range []struct{ start, end, index int }{{1, 16, 0}, {20, 29, 1}} {
+		d := docs[i]
+		if d.StartLine != want.start || d.EndLine != want.end || d.Index != want.index {
+			t.Errorf("doc %d: lines %d-%d index %d, want %d-%d index %d", i, d.StartLine, d.EndLine, d.Index, want.start, want.end, want.index)
+		}
+		if d.Err != nil || d.Root == nil {
+			t.Errorf("doc %d: err %v", i, d.Err)
+		}
+	}
+	if !strings.HasPrefix(docs[1].Source, "\napiVersion:") {
+		t.Errorf("second document's source starts %q", docs[1].Source[:20])
+	}
+}
+
+func TestLocate(t *testing.T) {
+	docs, _ := Split(crontabs)
+	crdDocs, _ := Split(crd)
+	for _, tc := range []struct {
+		name  string
+		doc   *Doc
+		path  string
+		want  Span
+		exact bool
+	}{
+		{"scalar field: key and value", docs[0], "spec.replicas", Span{8, 3, 8, 15}, true},
+		{"leading dot, as scale paths print", docs[0], ".spec.replicas", Span{8, 3, 8, 15}, true},
+		{"double-quoted value", docs[0], "spec.cronSpec", Span{7, 3, 7, 26}, true},
+		{"collection value: the key", docs[0], "spec", Span{6, 1, 6, 5}, true},
+		{"flow list item", docs[0], "spec.tags[1]", Span{9, 13, 9, 16}, true},
+		{"block list item: its first line", docs[0], "spec.list[1]", Span{16, 5, 16, 17}, true},
+		{"field of a list item", docs[0], "spec.list[0].extra", Span{15, 5, 15, 13}, true},
+		{"key with a dot wins over a shorter key", docs[0], "spec.testMap.foo.34$", Span{11, 5, 11, 15}, true},
+		{"the shorter key when that is what matches", docs[0], "spec.testMap.foo", Span{12, 5, 12, 11}, true},
+		{"missing field: nearest ancestor", docs[0], "spec.image", Span{6, 1, 6, 5}, false},
+		{"index past the end: the list", docs[0], "spec.list[5].name", Span{13, 3, 13, 7}, false},
+		{"whole document", docs[0], "<nil>", Span{2, 1, 2, 34}, true},
+		{"empty path", docs[0], "", Span{2, 1, 2, 34}, true},
+		{"second document: absolute lines", docs[1], "kind", Span{22, 1, 22, 14}, true},
+		{"flow mapping, non-ASCII value", docs[1], "metadata.name", Span{23, 12, 23, 25}, true},
+		{"nested flow mapping", docs[1], "metadata.labels.app", Span{23, 36, 23, 44}, true},
+		{"single-quoted value with an escaped quote", docs[1], "spec.image", Span{25, 3, 25, 17}, true},
+		{"block scalar: key and indicator line", docs[1], "spec.note", Span{26, 3, 26, 10}, true},
+		{"bracketed schema keys", crdDocs[0], "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[replicas].maximum", Span{29, 17, 29, 28}, true},
+		{"case-insensitive fallback", crdDocs[0], "spec.versions[0].additionalPrinterColumns[0].JSONPath", Span{19, 7, 19, 31}, true},
+		{"upstream path not in the v1 text", crdDocs[0], "spec.validation.openAPIV3Schema", Span{5, 1, 5, 5}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.doc.Locate(tc.path)
+			if got.Span != tc.want || got.Exact != tc.exact {
+				t.Errorf("Locate(%q) = %+v exact=%v, want %+v exact=%v", tc.path, got.Span, got.Exact, tc.want, tc.exact)
+			}
+		})
+	}
+}
+
+func TestLocateUTF16(t *testing.T) {
+	// "😀" is one rune but two UTF-16 code units: columns after it move by two.
+	docs, _ := Split("a: {b: \"😀\", c: 1}\n")
+	got := docs[0].Locate("a.c")
+	if want := (Span{1, 14, 1, 18}); got.Span != want {
+		t.Errorf("got %+v, want %+v", got.Span, want)
+	}
+}
+
+func TestLocateSegs(t *testing.T) {
+	docs, _ := Split(crontabs)
+	for _, tc := range []struct {
+		segs  []Seg
+		want  Span
+		exact bool
+		found string
+	}{
+		{[]Seg{K("spec"), K("testMap"), K("foo")}, Span{12, 5, 12, 11}, true, "spec.testMap.foo"},
+		{[]Seg{K("spec"), K("list"), I(0), K("name")}, Span{14, 5, 14, 16}, true, "spec.list[0].name"},
+		{[]Seg{K("spec"), K("nope"), K("x")}, Span{6, 1, 6, 5}, false, "spec"},
+	} {
+		got := docs[0].LocateSegs(tc.segs)
+		if got.Span != tc.want || got.Exact != tc.exact || got.Found != tc.found {
+			t.Errorf("LocateSegs(%v) = %+v, want %+v exact=%v found=%q", tc.segs, got, tc.want, tc.exact, tc.found)
+		}
+	}
+}
+
+func TestAliasesAndMerges(t *testing.T) {
+	src := "base: &b\n  image: nginx\n  port: 80\nspec:\n  <<: *b\n  port: 81\n  ref: *b\n"
+	docs, _ := Split(src)
+	for _, tc := range []struct {
+		path string
+		want Span
+	}{
+		{"spec.port", Span{6, 3, 6, 11}},           // own key wins over the merged one
+		{"spec.image", Span{2, 3, 2, 15}},          // merged from the anchor: its position there
+		{"spec.ref.image", Span{2, 3, 2, 15}},      // through an alias
+		{"spec.ref", Span{7, 3, 7, 10}},            // the alias itself
+		{"spec.ref.nope", Span{7, 3, 7, 10}},       // not there: the alias
+		{"base.port", Span{3, 3, 3, 11}},           // the anchor's own key
+		{"spec.ref.image.deeper", Span{2, 3, 2, 15}}, // a scalar has no children
+	} {
+		if got := docs[0].Locate(tc.path); got.Span != tc.want {
+			t.Errorf("Locate(%q) = %+v, want %+v", tc.path, got.Span, tc.want)
+		}
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		src      string
+		docs     int
+		errLine  int // of the first document's Err, 0 for none
+		sepError int // line of a separator error, 0 for none
+	}{
+		{"invalid YAML: line of the problem", "a: 1\nb: [1, 2\nc: 3\n", 1, 2, 0},
+		{"invalid YAML in the second document", "a: 1\n---\nb: 2\n  c: 3\n", 2, 0, 0},
+		{"tab indentation", "a:\n\tb: 1\n", 1, 2, 0},
+		{"list then mapping: the line that breaks it", "- a\nb: 1\n", 1, 2, 0},
+		{"unterminated quote: where it opens", "a: 1\nb: \"x\nc: 3\n", 1, 2, 0},
+		{"mapping value in the wrong place", "a: 1\nb: 2\n  c: 3\n", 1, 3, 0},
+		{"content after a separator", "a: 1\n--- b: 2\nc: 3\n", 2, 0, 2},
+		{"only separators", "---\n---\n", 0, 0, 0},
+		{"empty", "", 0, 0, 0},
+		{"a scalar document", "just text\n", 1, 0, 0},
+		{"alias bomb stays small", "a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: [*d, *d, *d, *d, *d, *d, *d, *d, *d]\n", 1, 0, 0},
+		{"deep flow nesting is refused by the parser", "a: " + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + "\n", 1, 1, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			docs, errs := Split(tc.src)
+			if len(docs) != tc.docs {
+				t.Fatalf("got %d documents, want %d", len(docs), tc.docs)
+			}
+			if tc.sepError != 0 {
+				if len(errs) != 1 || errs[0].Span.Line != tc.sepError || !strings.Contains(errs[0].Message, "invalid Yaml document separator") {
+					t.Errorf("separator errors %+v, want one on line %d", errs, tc.sepError)
+				}
+			} else if len(errs) != 0 {
+				t.Errorf("unexpected separator errors %+v", errs)
+			}
+			if tc.docs == 0 {
+				return
+			}
+			d := docs[0]
+			switch {
+			case tc.errLine == 0 && d.Err != nil && tc.name != "invalid YAML in the second document":
+				t.Errorf("unexpected error %v", d.Err)
+			case tc.errLine != 0 && (d.Err == nil || d.Err.Span.Line != tc.errLine):
+				t.Errorf("error %+v, want one on line %d", d.Err, tc.errLine)
+			}
+			for _, d := range docs {
+				_ = d.Locate("spec.x[0].y")
+				_ = d.Start()
+			}
+			if tc.name == "invalid YAML in the second document" {
+				if docs[0].Err != nil || docs[1].Err == nil || docs[1].Err.Span.Line != 4 {
+					t.Errorf("errors %+v %+v, want the second document's on line 4", docs[0].Err, docs[1].Err)
+				}
+			}
+		})
+	}
+}
