@@ -78,13 +78,25 @@ export interface Evaluation {
 
 type Send = (req: CrdplayRequest) => Promise<CrdplayResponse>;
 
+/**
+ * What one evaluation leaves for the next: when the CRD text has not changed, the next one keeps the CRDs
+ * in the store (creating a big CRD takes the engine seconds: validation, structural schema, CEL compilation)
+ * and only removes the objects this one created.
+ */
+export interface Session {
+  crdText?: string;
+  crds?: CRDResult[];
+  /** Item paths of the objects created, to remove before the next evaluation. */
+  created: string[];
+}
+
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 const YAML = { 'Content-Type': 'application/yaml' };
 
 /** Metadata the server sets (or takes from the URL, like namespace): never "defaulted" in the marks. */
 const serverFields = /^metadata\.(uid|resourceVersion|generation|creationTimestamp|managedFields|deletionTimestamp|deletionGracePeriodSeconds|selfLink|namespace)\b/;
 
-export async function evaluate(crdplay: { request: Send; reset(): Promise<void> }, inputs: Inputs): Promise<Evaluation> {
+export async function evaluate(crdplay: { request: Send; reset(): Promise<void> }, inputs: Inputs, session: Session = { created: [] }): Promise<Evaluation> {
   const start = performance.now();
   const log: Exchange[] = [];
   const send: Send = async (request) => {
@@ -102,13 +114,30 @@ export async function evaluate(crdplay: { request: Send; reset(): Promise<void> 
     }
   };
   const diagnostics: Diagnostic[] = [];
-  await crdplay.reset();
-
-  // CRDs first, as kubectl apply would send them.
   const crdTree = parse(inputs.crd);
   const crdDocs = documents(inputs.crd, crdTree);
-  const crds: CRDResult[] = [];
-  for (const doc of crdDocs) {
+  let crds: CRDResult[] = [];
+  const reuse = session.crdText === inputs.crd && session.crds !== undefined;
+  if (reuse) {
+    // Same CRDs: remove the previous evaluation's objects (finalizers first, so that they really go).
+    crds = session.crds!;
+    for (const path of session.created) {
+      await send({ method: 'PATCH', path, headers: { 'Content-Type': 'application/merge-patch+json' }, body: '{"metadata":{"finalizers":null}}' });
+      await send({ method: 'DELETE', path });
+    }
+    for (const c of crds) {
+      const doc = crdDocs.find((d) => d.index === c.doc);
+      if (doc) diagnostics.push(...place('crd', inputs.crd, doc, c.status, c.status < 300 ? null : c.body, c.warnings));
+    }
+  } else {
+    await crdplay.reset();
+  }
+  session.created = [];
+  session.crdText = inputs.crd;
+  session.crds = undefined;
+
+  // CRDs first, as kubectl apply would send them.
+  for (const doc of reuse ? [] : crdDocs) {
     const resp = await send({ method: 'POST', path: CRDS, headers: YAML, body: doc.text });
     const body = json(resp.body);
     const warnings = headerList(resp, 'Warning').map(warningText);
@@ -116,7 +145,7 @@ export async function evaluate(crdplay: { request: Send; reset(): Promise<void> 
     diagnostics.push(...place('crd', inputs.crd, doc, resp.status, body, warnings));
   }
   // The CRDs' conditions (Established, NamesAccepted) are set after the create, as on a real server.
-  for (const c of crds) {
+  for (const c of reuse ? [] : crds) {
     if (!c.accepted) continue;
     const resp = await send({ method: 'GET', path: `${CRDS}/${c.name}` });
     if (resp.status === 200) c.body = json(resp.body);
@@ -228,8 +257,12 @@ export async function evaluate(crdplay: { request: Send; reset(): Promise<void> 
         break;
       }
     }
+    if (item && !session.created.includes(item)) session.created.push(item);
     r.status = final!.resp.status;
     r.body = final!.body;
+    if (r.status < 300 && r.body?.metadata?.name && !session.created.includes(`${collection}/${encodeURIComponent(r.body.metadata.name)}`)) {
+      session.created.push(`${collection}/${encodeURIComponent(r.body.metadata.name)}`);
+    }
     if (r.status < 300 && r.body?.kind !== 'Status' && input && inputs.mode !== 'delete') {
       const have = new Set(fieldPaths(r.body).filter((p) => !serverFields.test(p)));
       const had = new Set(fieldPaths(input));
@@ -253,6 +286,7 @@ export async function evaluate(crdplay: { request: Send; reset(): Promise<void> 
       }
     }
   }
+  session.crds = crds;
   return { crds, objects, diagnostics, log, ms: performance.now() - start };
 }
 

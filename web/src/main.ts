@@ -5,7 +5,7 @@ import './style.css';
 import { install } from '../static/client.js';
 import type { CrdplayClient } from '../static/crdplay.d.ts';
 import { createEditors, type Editors } from './editors';
-import { evaluate, type Diagnostic, type EditorId, type Evaluation, type Exchange, type Mode } from './evaluate';
+import { evaluate, type Session, type Diagnostic, type EditorId, type Evaluation, type Exchange, type Mode } from './evaluate';
 import { decode, encode, LinkError, type State } from './permalink';
 import { documents, toValue } from './yaml';
 import { kindSchemas, type KindSchema } from './schema';
@@ -189,22 +189,33 @@ function notice(text: string, kind: 'info' | 'error', link?: string): void {
 
 // 5. Examples.
 const examplesSelect = $<HTMLSelectElement>('examples');
-void loadExamples(assets.examples).then((list) => {
-  app.examples = list;
-  if (!examplesSelect) return;
-  const groups = new Map<string, HTMLElement>();
-  for (const ex of list) {
-    const cat = ex.category ?? 'Examples';
-    if (!groups.has(cat)) groups.set(cat, h('optgroup', { label: cat }));
-    groups.get(cat)!.append(h('option', { value: ex.id, title: ex.description ?? '' }, ex.title));
-  }
-  examplesSelect.append(...groups.values());
-});
+// The gallery is megabytes of YAML (real CRDs): fetched once the engine is in, or when the menu is first used,
+// so that it never competes with the engine's download.
+let examplesLoading: Promise<void> | null = null;
+function loadGallery(): Promise<void> {
+  examplesLoading ??= loadExamples(assets.examples).then((list) => {
+    app.examples = list;
+    if (!examplesSelect) return;
+    const groups = new Map<string, HTMLElement>();
+    for (const ex of list) {
+      const cat = ex.category ?? 'Examples';
+      if (!groups.has(cat)) groups.set(cat, h('optgroup', { label: cat }));
+      groups.get(cat)!.append(h('option', { value: ex.id, title: ex.description ?? '' }, ex.title));
+    }
+    examplesSelect.append(...groups.values());
+    document.body.dataset.examples = String(list.length);
+  });
+  return examplesLoading;
+}
+examplesSelect?.addEventListener('pointerdown', () => void loadGallery());
+examplesSelect?.addEventListener('focus', () => void loadGallery());
 examplesSelect?.addEventListener('change', () => {
   const ex = app.examples.find((e) => e.id === examplesSelect.value);
   if (!ex) return;
   apply({ crd: ex.crd, objects: ex.objects ?? '', old: ex.old ?? '', mode: ex.mode ?? 'create', tab: ex.tab });
   if (ex.tab) setTab(ex.tab);
+  if (ex.description) notice(`${ex.title}: ${ex.description}`, 'info');
+  else $('notice')!.hidden = true;
   history.replaceState(null, '', location.pathname + location.search);
   void run();
 });
@@ -228,7 +239,7 @@ app.client.ready.then(({ version, timings }) => {
   performance.mark('crdplay:engine-ready');
   webhook.onCall = (line) => { const l = webhookBox.querySelector('.webhook-log'); if (l) l.textContent += line + '\n'; };
   app.client.setWebhook(webhook.fn);
-  void restored.then(() => run());
+  void restored.then(() => run()).then(() => loadGallery());
 }, (err) => {
   $('status')!.dataset.state = 'failed';
   $('engine')!.dataset.state = 'failed';
@@ -236,6 +247,7 @@ app.client.ready.then(({ version, timings }) => {
 });
 
 // 7. Evaluation: debounced on edits, one at a time, the latest input wins.
+const session: Session = { created: [] };
 let timer = 0;
 let dirty = false;
 let running = false;
@@ -256,7 +268,7 @@ async function run(): Promise<void> {
   try {
     do {
       dirty = false;
-      const ev = await evaluate(app.client, { crd: app.editors.text('crd'), objects: app.editors.text('objects'), old: app.editors.text('old'), mode: app.mode });
+      const ev = await evaluate(app.client, { crd: app.editors.text('crd'), objects: app.editors.text('objects'), old: app.editors.text('old'), mode: app.mode }, session);
       if (dirty) continue; // stale: the text changed meanwhile
       show(ev);
     } while (dirty);

@@ -273,6 +273,30 @@ test('the command line: raw requests, and kubectl when the engine has it', async
   assert.match(log, /POST \/apis\/apiextensions\.k8s\.io\/v1\/customresourcedefinitions/);
 });
 
+test('the gallery: every example of the docs and the corpus is in the menu; one loads and evaluates', async () => {
+  await page.waitForFunction(() => Number(document.body.dataset.examples ?? 0) > 40, null, { timeout: 30_000 });
+  const groups = await page.$$eval('#examples optgroup', (gs) => gs.map((g) => g.label));
+  for (const g of ['Basics', 'CEL validation rules', 'Transition rules', 'Subresources', 'Versions', 'Real-world CRDs']) assert.ok(groups.includes(g), `${g} in ${groups}`);
+  const n = await runs();
+  await page.selectOption('#examples', 'examples/defaulting');
+  await evaluated(n);
+  const crd = await editorText('crd');
+  assert.match(crd, /default:/);
+  assert.match(await page.textContent('#pane-result'), /defaulted: /);
+  // An edit of the objects alone keeps the CRD in the store: no second CRD POST, the old object removed.
+  const n2 = await runs();
+  await setEditor('objects', (await editorText('objects')).replace(/name: (\S+)/, 'name: $1-2'));
+  await evaluated(n2);
+  const methods = await page.evaluate(() => window.crdplayPlayground.evaluation.log.map((x) => `${x.request.method} ${x.request.path.split('?')[0]}`));
+  assert.ok(!methods.some((m) => m.startsWith('POST /apis/apiextensions.k8s.io')), methods.join('\n'));
+  assert.ok(methods.some((m) => m.startsWith('DELETE ')), methods.join('\n'));
+  await shot('gallery');
+  // Back to the default example for the tests after this one.
+  const n3 = await runs();
+  await page.selectOption('#examples', 'default');
+  await evaluated(n3);
+});
+
 test('update mode and the other panes render; dark scheme follows the system', async () => {
   const n = await runs();
   await setEditor('old', objectsWith('"0 * * * *"'));
