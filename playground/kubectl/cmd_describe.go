@@ -1,0 +1,452 @@
+package kubectl
+
+import (
+	"bytes"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+)
+
+type describeOptions struct {
+	files         fileOptions
+	selector      string
+	allNamespaces bool
+	showEvents    bool
+	chunkSize     int64
+}
+
+func (k *kubectl) newDescribeCommand() *cobra.Command {
+	o := &describeOptions{showEvents: true, chunkSize: 500}
+	cmd := &cobra.Command{
+		Use:                   "describe (-f FILENAME | TYPE [NAME_PREFIX | -l label] | TYPE/NAME)",
+		DisableFlagsInUseLine: true,
+		Short:                 "Show details of a specific resource or group of resources",
+		SuggestFor:            []string{"inspect"},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return k.runDescribe(cmd, o, args)
+		},
+	}
+	f := cmd.Flags()
+	addFileFlags(cmd, &o.files, "containing the resource to describe")
+	f.StringVarP(&o.selector, "selector", "l", "", "Selector (label query) to filter on.")
+	f.BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "If present, list the requested object(s) across all namespaces.")
+	f.BoolVar(&o.showEvents, "show-events", true, "If true, display events related to the described object.")
+	f.Int64Var(&o.chunkSize, "chunk-size", 500, "Return large lists in chunks rather than all at once. Pass 0 to disable.")
+	return cmd
+}
+
+func (k *kubectl) runDescribe(cmd *cobra.Command, o *describeOptions, args []string) error {
+	if len(args) == 0 && len(o.files.filenames) == 0 && o.files.kustomize == "" {
+		return usageErrorf(cmd, "%s", "You must specify the type of resource to describe. "+suggestAPIResources+"\n")
+	}
+	if o.allNamespaces {
+		k.explicitNamespace = false
+	}
+	if err := checkFileOptions(o.files); err != nil {
+		return err
+	}
+	showEventsSet := cmd.Flags().Changed("show-events")
+	bo := builderOptions{namespace: k.namespace, allNamespaces: o.allNamespaces, labelSelector: o.selector, allowEmptySelector: true}
+	var infos []*info
+	var errs []error
+	if len(o.files.filenames) > 0 {
+		fi, ferrs := k.readFiles(o.files, k.namespace, k.explicitNamespace, nil)
+		errs = append(errs, ferrs...)
+		fi, err := filterByLabels(fi, o.selector)
+		if err != nil {
+			return err
+		}
+		for _, it := range fi {
+			obj, err := k.get(it.mapping, it.namespace, it.name, "")
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			it.object = obj
+			infos = append(infos, it)
+		}
+	} else {
+		sel, err := k.selectArgs(args, bo)
+		if err != nil {
+			return err
+		}
+		for _, m := range sel.lists {
+			pages, err := k.list(m, k.namespace, bo, o.chunkSize, acceptJSON, nil)
+			for _, p := range pages {
+				list, derr := decodeObject(p)
+				if derr != nil {
+					errs = append(errs, derr)
+					continue
+				}
+				items, _ := list.Object["items"].([]interface{})
+				for _, item := range items {
+					im, _ := item.(map[string]interface{})
+					u := &unstructured.Unstructured{Object: im}
+					infos = append(infos, &info{mapping: m, namespace: u.GetNamespace(), name: u.GetName(), object: u})
+				}
+			}
+			if err != nil {
+				errs = append(errs, err)
+			}
+		}
+		for _, it := range sel.items {
+			obj, err := k.get(it.mapping, it.namespace, it.name, "")
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			it.object = obj
+			infos = append(infos, it)
+		}
+	}
+	// kubectl shows events only when it describes a single object, unless asked.
+	if (len(errs) > 0 || len(infos) > 1) && !showEventsSet {
+		o.showEvents = false
+	}
+	if len(errs) > 0 {
+		err := utilerrors.NewAggregate(errs)
+		if apierrors.IsNotFound(errs[0]) && len(errs) == 1 && len(args) == 2 {
+			return k.describeMatching(err, args[0], args[1], o)
+		}
+	}
+	var allErrs []error
+	allErrs = append(allErrs, errs...)
+	seen := map[string]bool{}
+	first := true
+	for _, it := range infos {
+		s, err := k.describeGeneric(it, o)
+		if err != nil {
+			if !seen[err.Error()] {
+				seen[err.Error()] = true
+				allErrs = append(allErrs, err)
+			}
+			continue
+		}
+		if first {
+			first = false
+			k.out.WriteString(s)
+		} else {
+			fmt.Fprintf(&k.out, "\n\n%s", s)
+		}
+	}
+	if len(infos) == 0 && len(allErrs) == 0 {
+		if o.allNamespaces {
+			fmt.Fprintln(&k.errOut, "No resources found")
+		} else {
+			fmt.Fprintf(&k.errOut, "No resources found in %s namespace.\n", k.namespace)
+		}
+	}
+	return utilerrors.NewAggregate(allErrs)
+}
+
+// describeMatching is DescribeMatchingResources: `describe TYPE PREFIX` describes every object whose name
+// starts with PREFIX when no object has that exact name.
+func (k *kubectl) describeMatching(original error, resource, prefix string, o *describeOptions) error {
+	sel, err := k.selectArgs([]string{resource}, builderOptions{namespace: k.namespace, allowEmptySelector: true})
+	if err != nil {
+		return err
+	}
+	if len(sel.lists) != 1 {
+		return fmt.Errorf("you must provide one resource type")
+	}
+	m := sel.lists[0]
+	pages, err := k.list(m, k.namespace, builderOptions{namespace: k.namespace}, o.chunkSize, acceptJSON, nil)
+	if err != nil {
+		return err
+	}
+	found := false
+	for _, p := range pages {
+		list, err := decodeObject(p)
+		if err != nil {
+			return err
+		}
+		items, _ := list.Object["items"].([]interface{})
+		for _, item := range items {
+			im, _ := item.(map[string]interface{})
+			u := &unstructured.Unstructured{Object: im}
+			if !strings.HasPrefix(u.GetName(), prefix) {
+				continue
+			}
+			found = true
+			s, err := k.describeGeneric(&info{mapping: m, namespace: u.GetNamespace(), name: u.GetName(), object: u}, o)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(&k.out, "%s\n", s)
+		}
+	}
+	if !found {
+		return original
+	}
+	return nil
+}
+
+// describeGeneric is kubectl's generic describer, used for custom resources and CRDs: the object fetched
+// again, its fields as indented "Smart Label:  value" lines, and the events that name it.
+func (k *kubectl) describeGeneric(it *info, o *describeOptions) (string, error) {
+	obj, err := k.get(it.mapping, it.namespace, it.name, "")
+	if err != nil {
+		return "", err
+	}
+	eventsFound := false
+	if o.showEvents {
+		eventsFound = k.searchEvents(obj, o.chunkSize)
+	}
+	var buf bytes.Buffer
+	tw := new(tabwriter.Writer)
+	tw.Init(&buf, 0, 8, 2, ' ', 0)
+	w := &prefixWriter{w: tw}
+	w.write(0, "Name:\t%s\n", obj.GetName())
+	w.write(0, "Namespace:\t%s\n", obj.GetNamespace())
+	printLabelsMultiline(w, "Labels", obj.GetLabels())
+	printAnnotationsMultiline(w, "Annotations", obj.GetAnnotations())
+	printUnstructuredContent(w, 0, obj.Object, "", ".metadata.managedFields", ".metadata.name",
+		".metadata.namespace", ".metadata.labels", ".metadata.annotations")
+	if eventsFound {
+		// The playground's API server has no events; an empty list is what kubectl shows then.
+		w.write(0, "Events:\t<none>\n")
+	}
+	_ = tw.Flush()
+	return buf.String(), nil
+}
+
+// searchEvents asks for the events about an object, as kubectl describe does. The answer counts only as far
+// as kubectl's describer reads it: an error still prints "Events: <none>".
+func (k *kubectl) searchEvents(obj *unstructured.Unstructured, limit int64) bool {
+	fs := fmt.Sprintf("involvedObject.name=%s,involvedObject.namespace=%s,involvedObject.kind=%s,involvedObject.uid=%s",
+		obj.GetName(), obj.GetNamespace(), obj.GetKind(), obj.GetUID())
+	q := url.Values{}
+	q.Set("fieldSelector", fs)
+	if limit > 0 {
+		q.Set("limit", fmt.Sprint(limit))
+	}
+	p := "/api/v1/events"
+	if obj.GetNamespace() != "" {
+		p = "/api/v1/namespaces/" + obj.GetNamespace() + "/events"
+	}
+	_, _ = k.client.call(request{method: "GET", path: p, query: q, accept: acceptAny})
+	return true
+}
+
+// prefixWriter is describe's PrefixWriter: two spaces per level, terminal escapes made visible.
+type prefixWriter struct{ w *tabwriter.Writer }
+
+func (pw *prefixWriter) write(level int, format string, a ...interface{}) {
+	prefix := strings.Repeat("  ", level)
+	writeEscaped(pw.w, fmt.Sprintf(prefix+format, a...))
+}
+
+func (pw *prefixWriter) writeLine(a ...interface{}) {
+	writeEscaped(pw.w, fmt.Sprintln(a...))
+}
+
+func writeEscaped(w *tabwriter.Writer, s string) {
+	_, _ = w.Write([]byte(escapeTerminal(s)))
+}
+
+func printLabelsMultiline(w *prefixWriter, title string, labels map[string]string) {
+	w.write(0, "%s:%s", title, "\t")
+	if len(labels) == 0 {
+		w.writeLine("<none>")
+		return
+	}
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for i, key := range keys {
+		if i != 0 {
+			w.write(0, "%s", "")
+			w.write(0, "%s", "\t")
+		}
+		w.write(0, "%s=%s\n", key, labels[key])
+	}
+}
+
+const maxAnnotationLen = 140
+
+func printAnnotationsMultiline(w *prefixWriter, title string, annotations map[string]string) {
+	w.write(0, "%s:\t", title)
+	keys := make([]string, 0, len(annotations))
+	for k := range annotations {
+		if k == lastAppliedAnnotation {
+			continue
+		}
+		keys = append(keys, k)
+	}
+	if len(keys) == 0 {
+		w.writeLine("<none>")
+		return
+	}
+	sort.Strings(keys)
+	indent := "\t"
+	for i, key := range keys {
+		if i != 0 {
+			w.write(0, indent)
+		}
+		value := strings.TrimSuffix(annotations[key], "\n")
+		if (len(value)+len(key)+2) > maxAnnotationLen || strings.Contains(value, "\n") {
+			w.write(0, "%s:\n", key)
+			for _, s := range strings.Split(value, "\n") {
+				w.write(0, "%s  %s\n", indent, shorten(s, maxAnnotationLen-2))
+			}
+		} else {
+			w.write(0, "%s: %s\n", key, value)
+		}
+	}
+}
+
+func shorten(s string, max int) string {
+	if len(s) > max {
+		return s[:max] + "..."
+	}
+	return s
+}
+
+func printUnstructuredContent(w *prefixWriter, level int, content map[string]interface{}, skipPrefix string, skip ...string) {
+	fields := make([]string, 0, len(content))
+	for f := range content {
+		fields = append(fields, f)
+	}
+	sort.Strings(fields)
+	skipped := func(expr string) bool {
+		for _, s := range skip {
+			if s == expr {
+				return true
+			}
+		}
+		return false
+	}
+	for _, field := range fields {
+		value := content[field]
+		skipExpr := skipPrefix + "." + field
+		if skipped(skipExpr) {
+			continue
+		}
+		switch v := value.(type) {
+		case map[string]interface{}:
+			w.write(level, "%s:\n", smartLabelFor(field))
+			printUnstructuredContent(w, level+1, v, skipExpr, skip...)
+		case []interface{}:
+			w.write(level, "%s:\n", smartLabelFor(field))
+			for _, child := range v {
+				switch c := child.(type) {
+				case map[string]interface{}:
+					printUnstructuredContent(w, level+1, c, skipExpr, skip...)
+				default:
+					w.write(level+1, "%v\n", c)
+				}
+			}
+		default:
+			w.write(level, "%s:\t%v\n", smartLabelFor(field), v)
+		}
+	}
+}
+
+// smartLabelFor turns a field name into describe's label: "cronSpec" becomes "Cron Spec", "apiVersion"
+// "API Version".
+func smartLabelFor(field string) string {
+	if strings.IndexFunc(field, func(r rune) bool { return !unicode.IsLetter(r) && r != '-' }) != -1 {
+		return field
+	}
+	acronyms := []string{"API", "URL", "UID", "GUID"}
+	parts := camelcaseSplit(field)
+	merged := make([]string, 0, len(parts))
+	for i := 0; i < len(parts); i++ {
+		part := parts[i]
+		if i < len(parts)-1 {
+			next := parts[i+1]
+			allUpper := true
+			for _, r := range part {
+				if unicode.IsLetter(r) && !unicode.IsUpper(r) {
+					allUpper = false
+					break
+				}
+			}
+			if len(part) >= 2 && allUpper && len(next) > 0 && unicode.IsUpper(rune(next[0])) {
+				merged = append(merged, part+next)
+				i++
+				continue
+			}
+		}
+		merged = append(merged, part)
+	}
+	result := make([]string, 0, len(merged))
+	for _, part := range merged {
+		if part == "_" {
+			continue
+		}
+		isAcronym := false
+		for _, a := range acronyms {
+			if a == strings.ToUpper(part) {
+				isAcronym = true
+			}
+		}
+		if isAcronym {
+			part = strings.ToUpper(part)
+		} else if strings.ToLower(part) == part {
+			part = titleWord(part)
+		}
+		result = append(result, part)
+	}
+	return strings.Join(result, " ")
+}
+
+// titleWord upper-cases the first letter of a lower-case word (cases.Title for the words field names have).
+func titleWord(s string) string {
+	r, size := utf8.DecodeRuneInString(s)
+	if r == utf8.RuneError {
+		return s
+	}
+	return string(unicode.ToTitle(r)) + s[size:]
+}
+
+// camelcaseSplit is github.com/fatih/camelcase.Split: runs of lower case, upper case, digits and other
+// characters, with the last capital of an upper-case run moved to the lower-case run after it.
+func camelcaseSplit(src string) []string {
+	if !utf8.ValidString(src) {
+		return []string{src}
+	}
+	var runes [][]rune
+	lastClass := 0
+	for _, r := range src {
+		class := 4
+		switch {
+		case unicode.IsLower(r):
+			class = 1
+		case unicode.IsUpper(r):
+			class = 2
+		case unicode.IsDigit(r):
+			class = 3
+		}
+		if class == lastClass {
+			runes[len(runes)-1] = append(runes[len(runes)-1], r)
+		} else {
+			runes = append(runes, []rune{r})
+		}
+		lastClass = class
+	}
+	for i := 0; i < len(runes)-1; i++ {
+		if unicode.IsUpper(runes[i][0]) && unicode.IsLower(runes[i+1][0]) {
+			runes[i+1] = append([]rune{runes[i][len(runes[i])-1]}, runes[i+1]...)
+			runes[i] = runes[i][:len(runes[i])-1]
+		}
+	}
+	out := []string{}
+	for _, s := range runes {
+		if len(s) > 0 {
+			out = append(out, string(s))
+		}
+	}
+	return out
+}

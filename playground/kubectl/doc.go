@@ -1,0 +1,22 @@
+// Package kubectl is the playground's command line: it runs a kubectl command line such as
+// `kubectl get ct -o wide` against an http.Handler (the engine, engine.NewHandler) and returns what real
+// kubectl v1.37 prints for it, together with every HTTP exchange it made.
+//
+// It is an emulation written from kubectl's behaviour, not kubectl itself: k8s.io/kubectl,
+// k8s.io/cli-runtime and client-go are far too big for the browser's wasm and need a network transport.
+// What it keeps from kubectl is what a user sees and what the server sees:
+//
+//   - the same requests: discovery (/api, /apis, and per group/version when the server answers the
+//     legacy way), /openapi/v3 where kubectl reads it (field validation support, explain), then the
+//     resource requests with kubectl's query parameters, headers and bodies (the three-way merge patch
+//     of client-side apply, the last-applied-configuration annotation, fieldManager names);
+//   - the same output, byte for byte: Table printing with kubectl's tab writer settings, YAML and JSON
+//     printers, name printing with the operation ("created", "configured", "unchanged"), the generic
+//     describer, explain's plaintext template, and kubectl's error texts (client errors, "Error from
+//     server (NotFound): ..." and the invalid-object layout).
+//
+// Expected outputs in testdata/ were recorded from real kubectl against the oracle (a real
+// apiextensions-apiserver); see kubectl_test.go for how to re-record them.
+//
+// The package is pure Go (no syscall/js, no listener): the wasm bridge calls Run with the engine's handler.
+package kubectl
