@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -272,12 +271,15 @@ func (r *crRequest) get() (reply, error) {
 	return reply{code: http.StatusOK, obj: u}, nil
 }
 
-// listOptions parses and checks the list query, converting field labels as the CRD allows.
+// listOptions parses and checks the list query, converting field labels as the CRD allows, as the list handler
+// does: with the WatchList feature on, a watch from resourceVersion "" or "0" becomes a watch that sends the
+// initial events; the object a watch URL names becomes a metadata.name selector.
 func (r *crRequest) listOptions() (*metainternalversion.ListOptions, error) {
 	opts := &metainternalversion.ListOptions{}
 	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(r.req.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
+	metainternalversion.SetListOptionsDefaults(opts, true)
 	if errs := metainternalversionValidate(opts); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "ListOptions"}, "", errs)
 	}
@@ -290,7 +292,37 @@ func (r *crRequest) listOptions() (*metainternalversion.ListOptions, error) {
 		}
 		opts.FieldSelector = fs
 	}
+	if err := selectName(opts, r.info.Name); err != nil {
+		return nil, err
+	}
 	return opts, nil
+}
+
+// selectName restricts a list or watch whose URL names an object to that object, as a metadata.name selector.
+func selectName(opts *metainternalversion.ListOptions, name string) error {
+	if name == "" {
+		return nil
+	}
+	if opts.FieldSelector != nil && !opts.FieldSelector.Empty() {
+		if selected, ok := opts.FieldSelector.RequiresExactMatch("metadata.name"); !ok || selected != name {
+			return apierrors.NewBadRequest("fieldSelector metadata.name doesn't match requested name")
+		}
+		return nil
+	}
+	opts.FieldSelector = fields.OneTermEqualSelector("metadata.name", name)
+	return nil
+}
+
+// predicate is the selection the list options make.
+func (r *crRequest) predicate(opts *metainternalversion.ListOptions) apistorage.SelectionPredicate {
+	pred := apistorage.SelectionPredicate{Label: labels.Everything(), Field: fields.Everything(), GetAttrs: r.vi.strategy.Attrs}
+	if opts.LabelSelector != nil {
+		pred.Label = opts.LabelSelector
+	}
+	if opts.FieldSelector != nil {
+		pred.Field = opts.FieldSelector
+	}
+	return pred
 }
 
 func (r *crRequest) list() (reply, error) {
@@ -302,7 +334,7 @@ func (r *crRequest) list() (reply, error) {
 		r.watch()
 		return reply{}, errHandled
 	}
-	page, err := r.listPage(r.req.Context(), opts)
+	page, err := r.s.listState(r.req.Context(), opts, r.listSource(opts))
 	if err != nil {
 		return reply{}, err
 	}
@@ -311,98 +343,36 @@ func (r *crRequest) list() (reply, error) {
 	list.SetResourceVersion(strconv.FormatInt(page.rev, 10))
 	list.SetContinue(page.cont)
 	list.SetRemainingItemCount(page.remaining)
-	for _, u := range page.items {
-		list.Items = append(list.Items, *u)
+	for _, o := range page.items {
+		list.Items = append(list.Items, *o.(*unstructured.Unstructured))
 	}
 	return reply{code: http.StatusOK, obj: list}, nil
 }
 
-// listResult is one page of a list.
-type listResult struct {
-	items     []*unstructured.Unstructured
-	rev       int64
-	cont      string
-	remaining *int64
+// listSource reads the collection of the request's namespace (all namespaces for a cluster-wide list) in the
+// request version, selected by opts.
+func (r *crRequest) listSource(opts *metainternalversion.ListOptions) listSource {
+	pred := r.predicate(opts)
+	return listSource{
+		prefix:  r.collectionPrefix(r.info.Namespace),
+		decode:  func(o storage.Object) (runtime.Object, error) { return r.decodeStored(o) },
+		matches: pred.Matches,
+		corrupt: func(errs []error) error { return listCorrupt(r.gr(), errs) },
+	}
 }
 
-// listPage applies limit and continue to the matching objects: the page ends after limit matches, and the
-// continue token (upstream's format) resumes after the page's last key.
-func (r *crRequest) listPage(ctx context.Context, opts *metainternalversion.ListOptions) (listResult, error) {
-	prefix := r.collectionPrefix(r.info.Namespace)
-	start := ""
-	if opts.Continue != "" {
-		from, _, err := apistorage.DecodeContinue(opts.Continue, prefix)
-		if err != nil {
-			return listResult{}, apierrors.NewBadRequest(fmt.Sprintf("invalid continue token: %v", err))
-		}
-		// The store lists keys after StartKey; the token holds the first key to include.
-		start = from[:len(from)-1]
-		if !strings.HasSuffix(from, "\x00") {
-			start = from
-		}
-	}
-	items, keys, rev, err := r.listMatchingFrom(ctx, opts, prefix, start)
-	if err != nil {
-		return listResult{}, err
-	}
-	res := listResult{items: items, rev: rev}
-	if opts.Limit > 0 && int64(len(items)) > opts.Limit {
-		res.items = items[:opts.Limit]
-		if res.cont, err = apistorage.EncodeContinue(keys[opts.Limit-1]+"\x00", prefix, rev); err != nil {
-			return listResult{}, apierrors.NewInternalError(err)
-		}
-		everything := (opts.LabelSelector == nil || opts.LabelSelector.Empty()) && (opts.FieldSelector == nil || opts.FieldSelector.Empty())
-		if everything {
-			n := int64(len(items)) - opts.Limit
-			res.remaining = &n
-		}
-	}
-	return res, nil
-}
-
-// listMatching reads the collection of the request's namespace and keeps what the selectors match.
+// listMatching reads every object of the collection that opts selects, now, whatever their paging options.
 func (r *crRequest) listMatching(ctx context.Context, opts *metainternalversion.ListOptions) ([]*unstructured.Unstructured, int64, error) {
-	items, _, rev, err := r.listMatchingFrom(ctx, opts, r.collectionPrefix(r.info.Namespace), "")
-	return items, rev, err
-}
-
-// listMatchingFrom lists the keys under prefix after start and keeps the objects the selectors match, with
-// their keys.
-func (r *crRequest) listMatchingFrom(ctx context.Context, opts *metainternalversion.ListOptions, prefix, start string) ([]*unstructured.Unstructured, []string, int64, error) {
-	res, err := r.s.cfg.Storage.List(ctx, prefix, storage.ListOptions{StartKey: start})
+	all := &metainternalversion.ListOptions{LabelSelector: opts.LabelSelector, FieldSelector: opts.FieldSelector}
+	page, err := r.s.listState(ctx, all, r.listSource(opts))
 	if err != nil {
-		return nil, nil, 0, storageUnavailable(err)
+		return nil, 0, err
 	}
-	label, field := labels.Everything(), fields.Everything()
-	if opts.LabelSelector != nil {
-		label = opts.LabelSelector
+	out := make([]*unstructured.Unstructured, len(page.items))
+	for i, o := range page.items {
+		out[i] = o.(*unstructured.Unstructured)
 	}
-	if opts.FieldSelector != nil {
-		field = opts.FieldSelector
-	}
-	pred := apistorage.SelectionPredicate{Label: label, Field: field, GetAttrs: r.vi.strategy.Attrs}
-	var out []*unstructured.Unstructured
-	var keys []string
-	var corruptErrs []error
-	for _, o := range res.Items {
-		u, err := r.decodeStored(o)
-		if err != nil {
-			corruptErrs = append(corruptErrs, apistorage.NewCorruptObjError(o.Key, fmt.Errorf("object not decodable revision=%d: %w", res.Revision, err)))
-			continue
-		}
-		ok, err := pred.Matches(u)
-		if err != nil {
-			return nil, nil, 0, apierrors.NewInternalError(err)
-		}
-		if ok {
-			out = append(out, u)
-			keys = append(keys, o.Key)
-		}
-	}
-	if len(corruptErrs) > 0 {
-		return nil, nil, 0, listCorrupt(r.gr(), corruptErrs)
-	}
-	return out, keys, res.Revision, nil
+	return out, page.rev, nil
 }
 
 // listCorrupt is the error a list gets when some of its objects cannot be decoded: one cause per object (at
@@ -433,8 +403,9 @@ func listCorrupt(gr schema.GroupResource, errs []error) error {
 	}}
 }
 
+// metainternalversionValidate checks list options with the WatchList feature on, as in v1.37.
 func metainternalversionValidate(opts *metainternalversion.ListOptions) fieldErrorList {
-	return listvalidation.ValidateListOptions(opts, false)
+	return listvalidation.ValidateListOptions(opts, true)
 }
 
 // decodeBody decodes a request body for this endpoint, applying the fieldValidation directive.

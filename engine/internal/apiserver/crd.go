@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
-	"time"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -186,7 +185,7 @@ func (s *Server) serveCRD(w http.ResponseWriter, req *http.Request, rec *warning
 		return
 	}
 	if res.obj != nil {
-		obj, err := transform(req.Context(), req, mt, res.obj, rest.NewDefaultTableConvertor(crdGR), crdGVK.GroupVersion(), unstructuredNop{})
+		obj, err := transform(req.Context(), req, mt, res.obj, crdTableConvertor{}, crdGVK.GroupVersion(), unstructuredNop{})
 		if err != nil {
 			s.fail(w, req, rec, err)
 			return
@@ -207,31 +206,44 @@ func (r *crdRequest) get() (reply, error) {
 	return reply{code: http.StatusOK, obj: crd}, nil
 }
 
-// crdPredicate parses a list's selectors; CRDs select on labels and on metadata.name.
-func (r *crdRequest) crdPredicate() (*metainternalversion.ListOptions, apistorage.SelectionPredicate, error) {
+// listOptions parses and checks a CRD list or watch query as the list handler does; CRDs select on labels and
+// on metadata.name (and metadata.namespace, which a cluster-scoped object does not have).
+func (r *crdRequest) listOptions() (*metainternalversion.ListOptions, error) {
 	opts := &metainternalversion.ListOptions{}
-	pred := apistorage.SelectionPredicate{Label: labels.Everything(), Field: fields.Everything(), GetAttrs: crdAttrs}
 	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(r.req.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
-		return nil, pred, apierrors.NewBadRequest(err.Error())
+		return nil, apierrors.NewBadRequest(err.Error())
 	}
+	metainternalversion.SetListOptionsDefaults(opts, true)
+	if errs := metainternalversionValidate(opts); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "ListOptions"}, "", errs)
+	}
+	if opts.FieldSelector != nil {
+		fs, err := opts.FieldSelector.Transform(runtime.DefaultMetaV1FieldSelectorConversion)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		opts.FieldSelector = fs
+	}
+	if err := selectName(opts, r.info.Name); err != nil {
+		return nil, err
+	}
+	return opts, nil
+}
+
+// crdPredicate is the selection the list options make.
+func crdPredicate(opts *metainternalversion.ListOptions) apistorage.SelectionPredicate {
+	pred := apistorage.SelectionPredicate{Label: labels.Everything(), Field: fields.Everything(), GetAttrs: crdAttrs}
 	if opts.LabelSelector != nil {
 		pred.Label = opts.LabelSelector
 	}
 	if opts.FieldSelector != nil {
-		fs, err := opts.FieldSelector.Transform(func(label, value string) (string, string, error) {
-			if label != "metadata.name" {
-				return "", "", fmt.Errorf("%q is not a known field selector: only %q", label, "metadata.name")
-			}
-			return label, value, nil
-		})
-		if err != nil {
-			return nil, pred, apierrors.NewBadRequest(err.Error())
-		}
-		pred.Field = fs
+		pred.Field = opts.FieldSelector
 	}
-	return opts, pred, nil
+	return pred
 }
 
+// crdAttrs are the registry's attributes of a CRD: its labels, and metadata.name (no namespace field: CRDs are
+// cluster-scoped).
 func crdAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
 	crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition)
 	if !ok {
@@ -240,83 +252,73 @@ func crdAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
 	return crd.Labels, fields.Set{"metadata.name": crd.Name}, nil
 }
 
+// crdListSource reads the CRDs selected by opts.
+func crdListSource(opts *metainternalversion.ListOptions) listSource {
+	pred := crdPredicate(opts)
+	return listSource{
+		prefix:  crdPrefix,
+		decode:  func(o storage.Object) (runtime.Object, error) { return decodeCRD(o) },
+		matches: pred.Matches,
+		corrupt: func(errs []error) error { return listCorrupt(crdGR, errs) },
+	}
+}
+
 func (r *crdRequest) list() (reply, error) {
-	opts, pred, err := r.crdPredicate()
+	opts, err := r.listOptions()
 	if err != nil {
 		return reply{}, err
 	}
 	if opts.Watch || r.info.Verb == "watch" {
-		r.watch(opts, pred)
+		r.s.serveWatch(r.w, r.req, r.rec, opts, r.watchSource(opts))
 		return reply{}, errHandled
 	}
-	all, rev, err := r.s.listCRDs(r.req.Context())
+	page, err := r.s.listState(r.req.Context(), opts, crdListSource(opts))
 	if err != nil {
-		return reply{}, storageUnavailable(err)
+		return reply{}, err
 	}
-	list := &apiextensionsv1.CustomResourceDefinitionList{}
-	list.APIVersion, list.Kind = crdGVK.GroupVersion().String(), "CustomResourceDefinitionList"
-	list.ResourceVersion = strconv.FormatInt(rev, 10)
-	list.Items = []apiextensionsv1.CustomResourceDefinition{}
-	for _, c := range all {
-		if ok, _ := pred.Matches(c); ok {
-			list.Items = append(list.Items, *c)
-		}
-	}
-	return reply{code: http.StatusOK, obj: list}, nil
+	return reply{code: http.StatusOK, obj: crdList(page)}, nil
 }
 
-// watch streams CRD changes.
-func (r *crdRequest) watch(opts *metainternalversion.ListOptions, pred apistorage.SelectionPredicate) {
-	ctx := r.req.Context()
-	timeout := 30 * time.Minute
-	if opts.TimeoutSeconds != nil && *opts.TimeoutSeconds > 0 {
-		timeout = time.Duration(*opts.TimeoutSeconds) * time.Second
+// crdList is a page of CRDs as a CustomResourceDefinitionList.
+func crdList(page listPage) *apiextensionsv1.CustomResourceDefinitionList {
+	list := &apiextensionsv1.CustomResourceDefinitionList{}
+	list.APIVersion, list.Kind = crdGVK.GroupVersion().String(), "CustomResourceDefinitionList"
+	list.ResourceVersion = strconv.FormatInt(page.rev, 10)
+	list.Continue = page.cont
+	list.RemainingItemCount = page.remaining
+	list.Items = []apiextensionsv1.CustomResourceDefinition{}
+	for _, o := range page.items {
+		list.Items = append(list.Items, *o.(*apiextensionsv1.CustomResourceDefinition))
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	var from int64
-	var initial []interface{}
-	if opts.ResourceVersion == "" || opts.ResourceVersion == "0" {
-		all, rev, err := r.s.listCRDs(ctx)
-		if err != nil {
-			r.s.fail(r.w, r.req, r.rec, storageUnavailable(err))
-			return
-		}
-		for _, c := range all {
-			if ok, _ := pred.Matches(c); ok {
-				initial = append(initial, c)
+	return list
+}
+
+// watchSource is the watch source of CRDs: bookmarks are empty CRDs, as the registry's typed objects are.
+func (r *crdRequest) watchSource(opts *metainternalversion.ListOptions) watchSource {
+	pred := crdPredicate(opts)
+	src := crdListSource(opts)
+	return watchSource{
+		prefix: crdPrefix,
+		list: func(ctx context.Context) ([]runtime.Object, int64, error) {
+			all := &metainternalversion.ListOptions{LabelSelector: opts.LabelSelector, FieldSelector: opts.FieldSelector}
+			page, err := r.s.listState(ctx, all, src)
+			return page.items, page.rev, err
+		},
+		decode: src.decode,
+		matches: func(obj runtime.Object) bool {
+			ok, _ := pred.Matches(obj)
+			return ok
+		},
+		bookmark: func(rev int64, initialEnd bool) runtime.Object {
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			crd.APIVersion, crd.Kind = crdGVK.GroupVersion().String(), crdGVK.Kind
+			crd.ResourceVersion = strconv.FormatInt(rev, 10)
+			if initialEnd {
+				crd.Annotations = map[string]string{metav1.InitialEventsAnnotationKey: "true"}
 			}
-		}
-		from = rev
-	} else {
-		var err error
-		if from, err = strconv.ParseInt(opts.ResourceVersion, 10, 64); err != nil {
-			r.s.fail(r.w, r.req, r.rec, apierrors.NewBadRequest("invalid resource version: "+opts.ResourceVersion))
-			return
-		}
+			return crd
+		},
 	}
-	ch, err := r.s.cfg.Storage.Watch(ctx, crdPrefix, from)
-	if err != nil {
-		r.s.fail(r.w, r.req, r.rec, apierrors.NewResourceExpired(err.Error()))
-		return
-	}
-	streamWatch(ctx, r.w, r.rec, initial, ch, func(ev storage.Event) (string, interface{}, bool) {
-		typ, o := "MODIFIED", ev.Object
-		switch {
-		case ev.Type == storage.EventDelete:
-			typ, o = "DELETED", storage.Object{Key: ev.Object.Key, Value: ev.Prev, Revision: ev.Object.Revision}
-		case ev.Prev == nil:
-			typ = "ADDED"
-		}
-		crd, err := decodeCRD(o)
-		if err != nil {
-			return "", nil, false
-		}
-		if ok, _ := pred.Matches(crd); !ok {
-			return "", nil, false
-		}
-		return typ, crd, true
-	})
 }
 
 func (r *crdRequest) create() (reply, error) {

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"runtime"
 	"sort"
@@ -16,9 +17,12 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/request"
 )
 
-// kubeVersion is what /version reports: the Kubernetes release whose behaviour the engine reproduces.
+// kubeVersion is what /version reports: the Kubernetes release whose behaviour the engine reproduces, with the
+// emulation and minimum compatibility versions a v1.37 server reports by default, and component-base's values
+// for the commit and build date of a build that does not stamp them (as the oracle's).
 var kubeVersion = version.Info{
-	Major: "1", Minor: "37", GitVersion: "v1.37.2", GitTreeState: "clean",
+	Major: "1", Minor: "37", EmulationMajor: "1", EmulationMinor: "37", MinCompatibilityMajor: "1", MinCompatibilityMinor: "36",
+	GitVersion: "v1.37.2", GitCommit: "$Format:%H$", GitTreeState: "clean", BuildDate: "1970-01-01T00:00:00Z",
 	GoVersion: runtime.Version(), Compiler: runtime.Compiler, Platform: runtime.GOOS + "/" + runtime.GOARCH,
 }
 
@@ -33,7 +37,7 @@ func (s *Server) serveNonResource(w http.ResponseWriter, req *http.Request, rec 
 	case len(parts) >= 2 && parts[0] == "openapi":
 		s.serveOpenAPI(w, req, rec, parts)
 	case len(parts) == 1 && parts[0] == "version":
-		s.write(w, req, rec, reply{code: http.StatusOK, raw: kubeVersion}, mt)
+		s.writeRawJSON(w, rec, kubeVersion)
 	case len(parts) == 1 && parts[0] == "api":
 		s.write(w, req, rec, reply{code: http.StatusOK, raw: &metav1.APIVersions{TypeMeta: metav1.TypeMeta{Kind: "APIVersions"}, Versions: []string{}}}, mt)
 	case len(parts) == 1 && parts[0] == "apis" && wantsAggregated(req):
@@ -70,6 +74,22 @@ func (s *Server) serveNonResource(w http.ResponseWriter, req *http.Request, rec 
 	default:
 		s.notFound(w, req, rec)
 	}
+}
+
+// writeRawJSON answers with an indented JSON document, as responsewriters.WriteRawJSON does for /version.
+func (s *Server) writeRawJSON(w http.ResponseWriter, rec *warnings, v interface{}) {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	for _, h := range rec.headers() {
+		w.Header().Add("Warning", h)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-cache, private")
+	w.WriteHeader(http.StatusOK)
+	w.Write(data)
 }
 
 func splitPath(p string) []string {

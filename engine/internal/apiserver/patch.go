@@ -18,10 +18,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
 	"k8s.io/apiserver/pkg/registry/rest"
 	kjson "sigs.k8s.io/json"
-	"sigs.k8s.io/yaml"
 )
 
 // maxJSONPatchOperations is kube-apiserver's cap on the operations of one JSON patch.
@@ -203,8 +203,9 @@ func (r *crRequest) jsonPatch(ctx context.Context, live *unstructured.Unstructur
 // applyPatch is server-side apply.
 func (r *crRequest) applyPatch(ctx context.Context, live *unstructured.Unstructured, patch []byte, opts *metav1.PatchOptions, directive string, fm *managedfields.FieldManager) (*unstructured.Unstructured, error) {
 	force := opts.Force != nil && *opts.Force
+	// apimachinery's yaml keeps integers int64, as the object the strategy then validates must have them.
 	patchObj := &unstructured.Unstructured{Object: map[string]interface{}{}}
-	if err := yaml.Unmarshal(patch, &patchObj.Object); err != nil {
+	if err := utilyaml.Unmarshal(patch, &patchObj.Object); err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
 	}
 	obj, err := fm.Apply(live, patchObj, opts.FieldManager, force)
@@ -212,7 +213,7 @@ func (r *crRequest) applyPatch(ctx context.Context, live *unstructured.Unstructu
 		return nil, err
 	}
 	if directive == metav1.FieldValidationStrict || directive == metav1.FieldValidationWarn {
-		if err := yaml.UnmarshalStrict(patch, &map[string]interface{}{}); err != nil {
+		if err := utilyaml.UnmarshalStrict(patch, &map[string]interface{}{}); err != nil {
 			if directive == metav1.FieldValidationStrict {
 				return nil, apierrors.NewBadRequest(fmt.Sprintf("error strict decoding patch: %v", err))
 			}
