@@ -19,8 +19,8 @@ WASM_ENV := GOWORK=$(WASM_WS)/go.work GOOS=js GOARCH=wasm
 # go test for js/wasm runs the test binary with go_js_wasm_exec (which calls node) found on PATH.
 WASM_EXEC_DIR = $(shell $(GO) env GOROOT)/lib/wasm
 # Packages whose tests also run under node: the engine, everything internal it is built from, and the
-# playground's kubectl (it runs in the browser over the engine).
-WASM_TEST_PKGS := ./engine/... $(if $(wildcard internal),./internal/...) ./playground/kubectl
+# playground (its evaluator and kubectl run in the browser over the engine).
+WASM_TEST_PKGS := ./engine/... $(if $(wildcard internal),./internal/...) ./playground/...
 
 # `make test` is every test target.
 TEST_TARGETS := test-lint test-go test-wasm test-browser

@@ -10,7 +10,6 @@
 package yamlpos
 
 import (
-	"errors"
 	"regexp"
 	"strconv"
 	"strings"
@@ -229,13 +228,12 @@ func (d *Doc) parse() bool {
 				line = d.StartLine + l - 1
 			}
 		}
-		var te *yaml.TypeError
-		if errors.As(err, &te) {
-			// Only from decoding into Go values, which Unmarshal into a Node never does.
-			msg = strings.Join(te.Errors, "; ")
-		}
 		if line > d.EndLine {
 			line = d.EndLine
+		}
+		if m := yamlLineRe.FindStringSubmatch(msg); m != nil {
+			// The message's line as the editor numbers it, not as the document's own (and off by one) count.
+			msg = "yaml: line " + strconv.Itoa(line) + ": " + msg[len(m[0]):]
 		}
 		d.Err = &Error{Span: d.text.lineSpan(line), Message: msg}
 		return true

@@ -164,12 +164,12 @@ func TestAliasesAndMerges(t *testing.T) {
 		path string
 		want Span
 	}{
-		{"spec.port", Span{6, 3, 6, 11}},           // own key wins over the merged one
-		{"spec.image", Span{2, 3, 2, 15}},          // merged from the anchor: its position there
-		{"spec.ref.image", Span{2, 3, 2, 15}},      // through an alias
-		{"spec.ref", Span{7, 3, 7, 10}},            // the alias itself
-		{"spec.ref.nope", Span{7, 3, 7, 10}},       // not there: the alias
-		{"base.port", Span{3, 3, 3, 11}},           // the anchor's own key
+		{"spec.port", Span{6, 3, 6, 11}},             // own key wins over the merged one
+		{"spec.image", Span{2, 3, 2, 15}},            // merged from the anchor: its position there
+		{"spec.ref.image", Span{2, 3, 2, 15}},        // through an alias
+		{"spec.ref", Span{7, 3, 7, 10}},              // the alias itself
+		{"spec.ref.nope", Span{7, 3, 7, 10}},         // not there: the alias
+		{"base.port", Span{3, 3, 3, 11}},             // the anchor's own key
 		{"spec.ref.image.deeper", Span{2, 3, 2, 15}}, // a scalar has no children
 	} {
 		if got := docs[0].Locate(tc.path); got.Span != tc.want {

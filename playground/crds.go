@@ -1,0 +1,325 @@
+package playground
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/yaml"
+
+	"crdplay/playground/internal/celcost"
+	"crdplay/playground/internal/explain"
+	"crdplay/playground/internal/yamlpos"
+)
+
+const crdsPath = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+
+// crdState is a CRD text installed in an engine of its own, with everything derived from it once.
+type crdState struct {
+	text     string
+	revision string
+	handler  http.Handler
+	store    *journal
+	docs     []*yamlpos.Doc
+	results  []CRDResult
+	diags    []Diagnostic
+	// served maps group/version/kind to the established CRD that serves it: the REST mapping kubectl gets
+	// from discovery.
+	served map[gvk]*installed
+}
+
+type gvk struct{ group, version, kind string }
+
+// installed is what the playground needs to know of an established CRD to send it objects.
+type installed struct {
+	name, group, plural, kind string
+	namespaced                bool
+	served                    []string
+	storage, preferred        string
+	conversionNone            bool
+	statusSub                 map[string]bool
+	deprecated                map[string]bool
+	runtime                   map[string]*celcost.Runtime
+}
+
+func (c *installed) path(version, namespace, name string) string {
+	p := "/apis/" + c.group + "/" + version
+	if c.namespaced && namespace != "" {
+		p += "/namespaces/" + namespace
+	}
+	p += "/" + c.plural
+	if name != "" {
+		p += "/" + name
+	}
+	return p
+}
+
+// resultsFor returns the CRD results, without the schema trees when the caller has them.
+func (st *crdState) resultsFor(omitSchemas bool) []CRDResult {
+	out := make([]CRDResult, len(st.results))
+	copy(out, st.results)
+	if omitSchemas {
+		for i := range out {
+			vs := make([]VersionInfo, len(out[i].Versions))
+			copy(vs, out[i].Versions)
+			for j := range vs {
+				vs[j].Schema = nil
+			}
+			out[i].Versions = vs
+		}
+	}
+	return out
+}
+
+// install starts an engine and creates every CRD of text in it, in order, as `kubectl create -f` would.
+func (s *Session) install(ctx context.Context, text string, trace *[]Exchange) (*crdState, error) {
+	h, store, err := s.newEngine()
+	if err != nil {
+		return nil, err
+	}
+	st := &crdState{text: text, revision: revisionOf(text), handler: h, store: store, served: map[gvk]*installed{}, results: []CRDResult{}}
+	ev := &evaluation{ctx: ctx, s: s, st: st, trace: trace}
+	if len(text) > maxText {
+		st.diags = append(st.diags, Diagnostic{Source: SourceCRDs, Type: "TooLarge", Severity: SeverityError,
+			Message: fmt.Sprintf("the CRD text is %d bytes; the playground takes at most %d", len(text), maxText),
+			Span:    yamlpos.Span{Line: 1, Column: 1, EndLine: 1, EndColumn: 2}, Exact: true})
+		return st, nil
+	}
+	docs, sepErrs := yamlpos.Split(text)
+	st.docs = docs
+	for _, e := range sepErrs {
+		st.diags = append(st.diags, Diagnostic{Source: SourceCRDs, Document: -1, Type: "YAMLSyntax", Message: e.Message, Severity: SeverityError, Span: e.Span, Exact: true})
+	}
+	for _, d := range docs {
+		st.results = append(st.results, ev.installOne(d))
+	}
+	// Everything positioned in the CRD text is placed by now; the parse trees of a large CRD are a
+	// good part of the heap that every later garbage collection would walk.
+	st.docs = nil
+	return st, nil
+}
+
+// installOne POSTs one CRD document and reads back what the controllers made of it.
+func (ev *evaluation) installOne(d *yamlpos.Doc) CRDResult {
+	st := ev.st
+	res := CRDResult{Document: d.Index, StartLine: d.StartLine, EndLine: d.EndLine, Warnings: []string{}, Served: []string{}, Versions: []VersionInfo{}}
+	loc := crdLocator(d)
+	if d.Err != nil {
+		st.diags = append(st.diags, Diagnostic{Source: SourceCRDs, Document: d.Index, Type: "YAMLSyntax", Message: d.Err.Message, Severity: SeverityError, Span: d.Err.Span, Exact: true})
+	}
+	// The document as the user wrote it, so that the API's YAML errors are its own.
+	r := ev.do(http.MethodPost, crdsPath, "application/yaml", "application/json", []byte(d.Source))
+	res.Status = r.status
+	res.Accepted = r.status == http.StatusCreated
+	res.Warnings = r.warnings
+	st.diags = append(st.diags, warningDiagnostics(SourceCRDs, d, r.warnings, loc, nil)...)
+	if !res.Accepted {
+		res.Error = json.RawMessage(r.body)
+		if !json.Valid(r.body) {
+			res.Error, _ = json.Marshal(string(r.body))
+		}
+		if d.Err == nil || r.status != http.StatusBadRequest {
+			st.diags = append(st.diags, statusDiagnostics(SourceCRDs, d, r, SeverityError, loc)...)
+		}
+	}
+
+	crd := decodeCRD(d)
+	if crd != nil {
+		res.Name = crd.Name
+		res.Group = crd.Spec.Group
+		res.Scope = string(crd.Spec.Scope)
+		res.Conversion = "None"
+		if crd.Spec.Conversion != nil && crd.Spec.Conversion.Strategy != "" {
+			res.Conversion = string(crd.Spec.Conversion.Strategy)
+		}
+		costs := celcost.Report(crd)
+		for i, v := range crd.Spec.Versions {
+			vi := VersionInfo{Name: v.Name, Served: v.Served, Storage: v.Storage, Deprecated: v.Deprecated, DeprecationWarning: v.DeprecationWarning}
+			if v.Subresources != nil {
+				vi.StatusSubresource = v.Subresources.Status != nil
+				vi.ScaleSubresource = v.Subresources.Scale != nil
+			}
+			for _, c := range v.AdditionalPrinterColumns {
+				vi.Columns = append(vi.Columns, PrinterColumn{Name: c.Name, Type: c.Type, JSONPath: c.JSONPath, Priority: c.Priority})
+			}
+			if i < len(costs) {
+				vi.CEL = costs[i]
+				for j := range vi.CEL.Rules {
+					r := &vi.CEL.Rules[j]
+					sp := d.LocateSegs(r.Segs).Span
+					r.Span = &sp
+				}
+			}
+			if v.Schema != nil && v.Schema.OpenAPIV3Schema != nil {
+				segs := []yamlpos.Seg{yamlpos.K("spec"), yamlpos.K("versions"), yamlpos.I(i), yamlpos.K("schema"), yamlpos.K("openAPIV3Schema")}
+				vi.Schema = explain.Build(v.Schema.OpenAPIV3Schema, segs, func(segs []yamlpos.Seg) *yamlpos.Span {
+					r := d.LocateSegs(segs)
+					if !r.Exact {
+						return nil
+					}
+					return &r.Span
+				})
+			}
+			res.Versions = append(res.Versions, vi)
+		}
+	}
+	if !res.Accepted {
+		return res
+	}
+
+	// What the naming and establishing controllers made of it (the engine runs them before it answers).
+	var created apiextensionsv1.CustomResourceDefinition
+	if err := json.Unmarshal(r.body, &created); err != nil || created.Name == "" {
+		return res
+	}
+	g := ev.do(http.MethodGet, crdsPath+"/"+created.Name, "", "application/json", nil)
+	var live apiextensionsv1.CustomResourceDefinition
+	if g.status != http.StatusOK || json.Unmarshal(g.body, &live) != nil {
+		return res
+	}
+	res.Name = live.Name
+	n := live.Status.AcceptedNames
+	if n.Plural != "" || n.Kind != "" {
+		res.AcceptedNames = &Names{Plural: n.Plural, Singular: n.Singular, Kind: n.Kind, ListKind: n.ListKind, ShortNames: n.ShortNames, Categories: n.Categories}
+	}
+	for _, c := range live.Status.Conditions {
+		res.Conditions = append(res.Conditions, Condition{Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message})
+		if c.Status == apiextensionsv1.ConditionTrue && c.Type == apiextensionsv1.Established {
+			res.Established = true
+		}
+		if c.Status == apiextensionsv1.ConditionFalse && (c.Type == apiextensionsv1.NamesAccepted || c.Type == apiextensionsv1.Established) {
+			field := "status.conditions"
+			sp := d.Locate("spec.names")
+			if c.Type == apiextensionsv1.Established {
+				sp = yamlpos.Result{Span: d.Start(), Exact: true}
+			}
+			st.diags = append(st.diags, Diagnostic{Source: SourceCRDs, Document: d.Index, Field: field, Type: string(c.Type) + ":" + c.Reason,
+				Message: c.Message, Severity: SeverityError, Span: sp.Span, Exact: sp.Exact})
+		}
+	}
+	for _, v := range live.Spec.Versions {
+		if v.Storage {
+			res.Storage = v.Name
+		}
+	}
+	if !res.Established {
+		return res
+	}
+	for _, v := range live.Spec.Versions {
+		if v.Served {
+			res.Served = append(res.Served, v.Name)
+		}
+	}
+	c := &installed{
+		name: live.Name, group: live.Spec.Group, plural: n.Plural, kind: n.Kind,
+		namespaced: live.Spec.Scope == apiextensionsv1.NamespaceScoped,
+		served:     res.Served, storage: res.Storage,
+		conversionNone: live.Spec.Conversion == nil || live.Spec.Conversion.Strategy == apiextensionsv1.NoneConverter,
+		statusSub:      map[string]bool{}, deprecated: map[string]bool{}, runtime: map[string]*celcost.Runtime{},
+	}
+	for _, v := range live.Spec.Versions {
+		c.statusSub[v.Name] = v.Subresources != nil && v.Subresources.Status != nil
+		c.deprecated[v.Name] = v.Deprecated
+		if v.Served && v.Schema != nil {
+			c.runtime[v.Name] = celcost.NewRuntime(v.Schema.OpenAPIV3Schema)
+		}
+	}
+	// The preferred version, as discovery reports it (kubectl get lists in it).
+	if dr := ev.do(http.MethodGet, "/apis/"+c.group, "", "application/json", nil); dr.status == http.StatusOK {
+		var group struct {
+			PreferredVersion struct {
+				Version string `json:"version"`
+			} `json:"preferredVersion"`
+		}
+		if json.Unmarshal(dr.body, &group) == nil {
+			c.preferred = group.PreferredVersion.Version
+		}
+	}
+	if c.preferred == "" && len(c.served) > 0 {
+		c.preferred = c.served[0]
+	}
+	res.Preferred = c.preferred
+	for _, v := range c.served {
+		st.served[gvk{c.group, v, c.kind}] = c
+	}
+	return res
+}
+
+// decodeCRD reads a document as a v1 CRD for the playground's own analysis (costs, explain trees, versions),
+// leniently: the engine's answer says whether the CRD is valid. Nil when it is not a CRD at all.
+func decodeCRD(d *yamlpos.Doc) *apiextensionsv1.CustomResourceDefinition {
+	if d.Root == nil {
+		return nil
+	}
+	j, err := yaml.YAMLToJSON([]byte(d.Source))
+	if err != nil {
+		return nil
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	dec := json.NewDecoder(bytes.NewReader(j))
+	if err := dec.Decode(crd); err != nil {
+		return nil
+	}
+	if crd.Kind != "CustomResourceDefinition" {
+		return nil
+	}
+	apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(crd)
+	return crd
+}
+
+// crdRewrites turn the paths of upstream's internal CRD type, in which CRD validation reports its errors, into
+// the v1 layout that the text has. When every version has the same schema (or subresources, or columns, or
+// selectable fields), the internal type holds one copy at the top of spec; the first version's copy is then
+// where the text says it.
+var crdRewrites = []struct{ from, to string }{
+	{"spec.validation", "spec.versions[%d].schema"},
+	{"spec.subresources", "spec.versions[%d].subresources"},
+	{"spec.additionalPrinterColumns", "spec.versions[%d].additionalPrinterColumns"},
+	{"spec.selectableFields", "spec.versions[%d].selectableFields"},
+	{"spec.conversion.webhookClientConfig", "spec.conversion.webhook.clientConfig"},
+	{"spec.conversion.conversionReviewVersions", "spec.conversion.webhook.conversionReviewVersions"},
+}
+
+// crdLocator finds upstream's CRD field paths in a CRD document.
+func crdLocator(d *yamlpos.Doc) func(string) yamlpos.Result {
+	return func(path string) yamlpos.Result {
+		best := d.Locate(path)
+		if best.Exact {
+			return best
+		}
+		if path == "spec.version" {
+			if r := d.Locate("spec.versions[0].name"); r.Exact {
+				return r
+			}
+		}
+		for _, rw := range crdRewrites {
+			if path != rw.from && !strings.HasPrefix(path, rw.from+".") && !strings.HasPrefix(path, rw.from+"[") {
+				continue
+			}
+			rest := path[len(rw.from):]
+			for i := 0; i < 64; i++ {
+				to := rw.to
+				if strings.Contains(to, "%d") {
+					to = fmt.Sprintf(to, i)
+				} else if i > 0 {
+					break
+				}
+				r := d.Locate(to + rest)
+				if r.Exact {
+					return r
+				}
+				if len(r.Found) > len(best.Found) {
+					best = r
+				}
+				if !strings.Contains(r.Found, fmt.Sprintf("[%d]", i)) {
+					break // no such version
+				}
+			}
+		}
+		return best
+	}
+}

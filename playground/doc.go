@@ -1,0 +1,36 @@
+// Package playground is what the browser playground shows on every edit, computed in Go: the editors' texts
+// (CRDs, objects, old objects) go in, and out come the API's answers placed in those texts.
+//
+// Its front door is a Session:
+//
+//	s := playground.NewSession(playground.Options{})
+//	res, err := s.Evaluate(ctx, playground.Input{CRDs: &crdText, Objects: objectText})
+//
+// Every verdict comes from the engine (crdplay/engine), driven through its REST API in-process, exactly as a
+// client would drive a real API server: the CRDs are POSTed (the engine runs the naming and establishing
+// controllers before it answers) and read back; the objects are POSTed, PUT, scaled or deleted according
+// to the Mode; each object is read in every served version and listed as a Table. So the statuses, Status
+// bodies and causes, warnings, stored objects, tables and conversions in a Result are the API's answers,
+// never re-derived. What the REST API does not expose is composed from the upstream packages the API server
+// uses: the CEL rules' estimated costs (cel.Compile with CRD validation's cardinality walk, against the
+// limits in k8s.io/apiserver/pkg/apis/cel and the CRD validation package) and the runtime cost an object's
+// validation used (the budget the upstream Validator leaves).
+//
+// Around those answers the package places everything in the texts (internal/yamlpos maps upstream field
+// paths to YAML lines and columns, multi-document), marks the fields that were pruned, defaulted or set by
+// the server (internal/marks), estimates CEL costs (internal/celcost) and builds the explain tree of each
+// version's schema (internal/explain) for the explain pane, hover and completion.
+//
+// Speed: a Session keeps its CRDs installed, in an engine of its own over in-memory storage, for as long as
+// the CRD text stays the same; the engine keeps their compiled schemas and CEL programs (cached per CRD uid
+// and resourceVersion), so an edit of the objects only runs the objects. Writes of an evaluation are rolled
+// back at its end (the storage journals them), so that each evaluation starts from the CRDs alone. A change
+// of the CRD text starts a new engine. The benchmarks in bench_test.go measure both paths.
+//
+// Bad input never fails an evaluation: text that is not YAML, documents that are not objects, unknown kinds,
+// YAML bombs and absurd nesting all become diagnostics with a line. Evaluate returns an error only for a
+// caller's mistake (an unknown Mode) or a fault of the playground itself.
+//
+// The wasm bridge (wasm/main_js.go) exposes Evaluate as crdplay.evaluate(inputJSON) -> Promise<resultJSON>;
+// the JSON shapes are typed for the page in web/static/crdplay.d.ts.
+package playground

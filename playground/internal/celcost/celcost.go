@@ -1,0 +1,381 @@
+// Package celcost reports what the REST API does not show about a CRD's CEL rules: each rule's estimated
+// cost against the limits that CRD validation applies, and the runtime cost an object's validation used.
+//
+// Everything is computed by upstream's own code: the rules are compiled with
+// k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel.Compile in the environment CRD creation uses, the
+// cardinality comes from the same CELSchemaContext walk that ValidateCustomResourceDefinition does, and the
+// runtime cost is the budget the upstream Validator leaves unspent. The package never decides whether a
+// CRD or an object is valid: that answer comes from the engine.
+package celcost
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apivalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"k8s.io/apiserver/pkg/cel/common"
+	"k8s.io/apiserver/pkg/cel/environment"
+
+	"crdplay/playground/internal/yamlpos"
+)
+
+// Limits are the CEL cost limits of Kubernetes v1.37, from upstream's constants.
+type Limits struct {
+	// PerExpression caps one rule's estimated cost times its cardinality at CRD creation
+	// (StaticEstimatedCostLimit).
+	PerExpression uint64 `json:"perExpression"`
+	// PerCRD caps the sum of the estimated costs of one version's rules (StaticEstimatedCRDCostLimit).
+	PerCRD uint64 `json:"perCRD"`
+	// PerCall caps one evaluation of one rule at runtime (PerCallLimit).
+	PerCall uint64 `json:"perCall"`
+	// RuntimeBudget is shared by all rules while one object is validated (RuntimeCELCostBudget).
+	RuntimeBudget int64 `json:"runtimeBudget"`
+}
+
+// DefaultLimits are the limits the engine runs with.
+var DefaultLimits = Limits{
+	PerExpression: apivalidation.StaticEstimatedCostLimit,
+	PerCRD:        apivalidation.StaticEstimatedCRDCostLimit,
+	PerCall:       celconfig.PerCallLimit,
+	RuntimeBudget: celconfig.RuntimeCELCostBudget,
+}
+
+// Rule is one x-kubernetes-validations entry and its estimated cost.
+type Rule struct {
+	// Field names the rule as CRD validation errors do, in the v1 layout of the text:
+	// spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule.
+	Field string `json:"field"`
+	// Self is the object path the rule is evaluated at ("self"): "" for the root, "spec", "spec.tags[*]".
+	Self              string `json:"self"`
+	Rule              string `json:"rule"`
+	Message           string `json:"message,omitempty"`
+	MessageExpression string `json:"messageExpression,omitempty"`
+	Reason            string `json:"reason,omitempty"`
+	FieldPath         string `json:"fieldPath,omitempty"`
+	// Transition is true for rules that use oldSelf: they run only on updates, unless OptionalOldSelf.
+	Transition      bool `json:"transition"`
+	OptionalOldSelf bool `json:"optionalOldSelf,omitempty"`
+	// MaxCost is CEL's estimate of one evaluation's worst-case cost.
+	MaxCost uint64 `json:"maxCost"`
+	// Cardinality is how many times the rule can run for one object: the product of maxItems/maxProperties
+	// above it, or, when one of those is missing, the worst case CEL estimates from the request size limit.
+	Cardinality uint64 `json:"cardinality"`
+	// CardinalityBounded is true when Cardinality comes from maxItems/maxProperties rather than the estimate.
+	CardinalityBounded bool `json:"cardinalityBounded"`
+	// Cost is MaxCost times Cardinality: what CRD validation compares with Limits.PerExpression.
+	Cost uint64 `json:"cost"`
+	// MessageExpressionCost is the messageExpression's estimated cost (it counts towards the version's total).
+	MessageExpressionCost uint64 `json:"messageExpressionCost,omitempty"`
+	// ExceedsLimit is Cost > Limits.PerExpression: CRD validation rejects the rule.
+	ExceedsLimit bool `json:"exceedsLimit"`
+	// Error is the compiler's message when the rule (or its messageExpression) does not compile.
+	Error string `json:"error,omitempty"`
+	// Span is where the rule is in the CRD text (filled in by the caller).
+	Span *yamlpos.Span `json:"span,omitempty"`
+
+	// Segs is the rule entry's path in the CRD document, for positions.
+	Segs []yamlpos.Seg `json:"-"`
+}
+
+// Version is the cost report of one version's schema.
+type Version struct {
+	Version string `json:"version"`
+	Rules   []Rule `json:"rules"`
+	// Total is the sum of the rules' and messageExpressions' costs, as CRD validation adds them up.
+	Total uint64 `json:"total"`
+	// ExceedsLimit is Total > Limits.PerCRD.
+	ExceedsLimit bool `json:"exceedsLimit"`
+	// Skipped says why there is no report when the schema cannot be analysed (not structural, say); the
+	// engine's answer for the CRD says what is wrong with it.
+	Skipped string `json:"skipped,omitempty"`
+}
+
+// Report estimates the costs of every version's rules of crd as CRD creation does. Versions without rules
+// get an empty report.
+func Report(crd *apiextensionsv1.CustomResourceDefinition) []Version {
+	var out []Version
+	for i := range crd.Spec.Versions {
+		v := &crd.Spec.Versions[i]
+		rep := Version{Version: v.Name, Rules: []Rule{}}
+		if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
+			out = append(out, rep)
+			continue
+		}
+		internal := &apiextensions.JSONSchemaProps{}
+		if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v.Schema.OpenAPIV3Schema, internal, nil); err != nil {
+			rep.Skipped = err.Error()
+			out = append(out, rep)
+			continue
+		}
+		if !hasRules(internal, 0) {
+			out = append(out, rep)
+			continue
+		}
+		// As CRD validation: costs are only estimated for a structural schema.
+		ss, err := structuralschema.NewStructural(internal)
+		if err != nil {
+			rep.Skipped = "the schema is not structural: " + err.Error()
+			out = append(out, rep)
+			continue
+		}
+		if errs := structuralschema.ValidateStructural(nil, ss); len(errs) > 0 {
+			rep.Skipped = "the schema is not structural: " + errs.ToAggregate().Error()
+			out = append(out, rep)
+			continue
+		}
+		w := walker{
+			envSet: environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()),
+			rep:    &rep,
+		}
+		root := field.NewPath("spec").Child("versions").Index(i).Child("schema").Child("openAPIV3Schema")
+		segs := []yamlpos.Seg{yamlpos.K("spec"), yamlpos.K("versions"), yamlpos.I(i), yamlpos.K("schema"), yamlpos.K("openAPIV3Schema")}
+		w.visit(internal, apivalidation.RootCELContext(internal), root, segs, "", 0)
+		rep.ExceedsLimit = rep.Total > DefaultLimits.PerCRD
+		out = append(out, rep)
+	}
+	return out
+}
+
+// maxDepth bounds the schema walks; the YAML parser already refuses deeper documents.
+const maxDepth = 10000
+
+func hasRules(s *apiextensions.JSONSchemaProps, depth int) bool {
+	if s == nil || depth > maxDepth {
+		return false
+	}
+	if len(s.XValidations) > 0 {
+		return true
+	}
+	if s.Items != nil && hasRules(s.Items.Schema, depth+1) {
+		return true
+	}
+	if s.AdditionalProperties != nil && hasRules(s.AdditionalProperties.Schema, depth+1) {
+		return true
+	}
+	for k := range s.Properties {
+		p := s.Properties[k]
+		if hasRules(&p, depth+1) {
+			return true
+		}
+	}
+	return false
+}
+
+type walker struct {
+	envSet *environment.EnvSet
+	rep    *Version
+}
+
+// visit follows ValidateCustomResourceDefinitionOpenAPISchema's recursion: properties, additionalProperties
+// and items carry the CEL context (and so the cardinality); allOf/anyOf/oneOf/not do not.
+func (w *walker) visit(s *apiextensions.JSONSchemaProps, ctx *apivalidation.CELSchemaContext, fld *field.Path, segs []yamlpos.Seg, self string, depth int) {
+	if s == nil || ctx == nil || depth > maxDepth {
+		return
+	}
+	if len(s.XValidations) > 0 {
+		w.compile(s, ctx, fld, segs, self)
+	}
+	if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
+		w.visit(s.AdditionalProperties.Schema, ctx.ChildAdditionalPropertiesContext(s.AdditionalProperties.Schema),
+			fld.Child("additionalProperties"), with(segs, yamlpos.K("additionalProperties")), join(self, "[*]"), depth+1)
+	}
+	names := make([]string, 0, len(s.Properties))
+	for k := range s.Properties {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		p := s.Properties[k]
+		w.visit(&p, ctx.ChildPropertyContext(&p, k), fld.Child("properties").Key(k),
+			with(segs, yamlpos.K("properties"), yamlpos.K(k)), join(self, "."+k), depth+1)
+	}
+	if s.Items != nil && s.Items.Schema != nil {
+		w.visit(s.Items.Schema, ctx.ChildItemsContext(s.Items.Schema), fld.Child("items"),
+			with(segs, yamlpos.K("items")), join(self, "[*]"), depth+1)
+	}
+}
+
+func (w *walker) compile(s *apiextensions.JSONSchemaProps, ctx *apivalidation.CELSchemaContext, fld *field.Path, segs []yamlpos.Seg, self string) {
+	rules := make([]Rule, len(s.XValidations))
+	for i, r := range s.XValidations {
+		rules[i] = Rule{
+			Field:             fld.Child("x-kubernetes-validations").Index(i).Child("rule").String(),
+			Self:              self,
+			Rule:              r.Rule,
+			Message:           r.Message,
+			MessageExpression: r.MessageExpression,
+			FieldPath:         r.FieldPath,
+			OptionalOldSelf:   r.OptionalOldSelf != nil && *r.OptionalOldSelf,
+			Segs:              with(segs, yamlpos.K("x-kubernetes-validations"), yamlpos.I(i)),
+		}
+		if r.Reason != nil {
+			rules[i].Reason = string(*r.Reason)
+		}
+	}
+	defer func() { w.rep.Rules = append(w.rep.Rules, rules...) }()
+	info, err := ctx.TypeInfo()
+	if err != nil || info == nil {
+		for i := range rules {
+			rules[i].Error = fmt.Sprintf("no type information for x-kubernetes-validations: %v", err)
+		}
+		return
+	}
+	results, err := cel.Compile(info.Schema, info.DeclType, celconfig.PerCallLimit, w.envSet, cel.NewExpressionsEnvLoader())
+	if err != nil {
+		for i := range rules {
+			rules[i].Error = err.Error()
+		}
+		return
+	}
+	for i := range rules {
+		if i >= len(results) {
+			break
+		}
+		cr := results[i]
+		r := &rules[i]
+		r.Transition = cr.UsesOldSelf
+		r.MaxCost = cr.MaxCost
+		// getExpressionCost in upstream's CRD validation: the context's cardinality when every list and map
+		// above is bounded, else the compiler's estimate.
+		if ctx.MaxCardinality != nil {
+			r.Cardinality, r.CardinalityBounded = *ctx.MaxCardinality, true
+		} else {
+			r.Cardinality = cr.MaxCardinality
+		}
+		r.Cost = saturatingMul(cr.MaxCost, r.Cardinality)
+		r.ExceedsLimit = r.Cost > DefaultLimits.PerExpression
+		w.rep.Total = saturatingAdd(w.rep.Total, r.Cost)
+		switch {
+		case cr.Error != nil:
+			r.Error = cr.Error.Detail
+		case cr.MessageExpressionError != nil:
+			r.Error = "messageExpression: " + cr.MessageExpressionError.Detail
+		}
+		if cr.MessageExpression != nil {
+			r.MessageExpressionCost = cr.MessageExpressionMaxCost
+			w.rep.Total = saturatingAdd(w.rep.Total, cr.MessageExpressionMaxCost)
+		}
+	}
+}
+
+func with(segs []yamlpos.Seg, more ...yamlpos.Seg) []yamlpos.Seg {
+	out := make([]yamlpos.Seg, 0, len(segs)+len(more))
+	return append(append(out, segs...), more...)
+}
+
+func join(self, next string) string {
+	if self == "" && next != "" && next[0] == '.' {
+		return next[1:]
+	}
+	return self + next
+}
+
+func saturatingMul(a, b uint64) uint64 {
+	if a == 0 || b == 0 {
+		return 0
+	}
+	if math.MaxUint64/a < b {
+		return math.MaxUint64
+	}
+	return a * b
+}
+
+func saturatingAdd(a, b uint64) uint64 {
+	if math.MaxUint64-a < b {
+		return math.MaxUint64
+	}
+	return a + b
+}
+
+// unstructuredJSON copies a decoded JSON object into the types unstructured objects hold (int64 and float64
+// rather than json.Number), which is what the validator and CEL expect.
+func unstructuredJSON(m map[string]interface{}) map[string]interface{} {
+	if m == nil {
+		return nil
+	}
+	j, err := json.Marshal(m)
+	if err != nil {
+		return nil
+	}
+	var out map[string]interface{}
+	if err := utiljson.Unmarshal(j, &out); err != nil {
+		return nil
+	}
+	return out
+}
+
+// Runtime measures the CEL cost of validating objects of one version, with upstream's Validator compiled
+// once for the version's schema.
+type Runtime struct {
+	structural *structuralschema.Structural
+	validator  *cel.Validator
+}
+
+// NewRuntime prepares the version's validator; it returns nil when the version has no rules (or a schema the
+// engine could not serve either).
+func NewRuntime(schema *apiextensionsv1.JSONSchemaProps) *Runtime {
+	if schema == nil {
+		return nil
+	}
+	internal := &apiextensions.JSONSchemaProps{}
+	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(schema, internal, nil); err != nil {
+		return nil
+	}
+	if !hasRules(internal, 0) {
+		return nil
+	}
+	s, err := structuralschema.NewStructural(internal)
+	if err != nil {
+		return nil
+	}
+	// As the engine serves it: defaults pruned of unknown fields.
+	s = s.DeepCopy()
+	if err := structuraldefaulting.PruneDefaults(s); err != nil {
+		return nil
+	}
+	v := cel.NewValidator(s, true, celconfig.PerCallLimit)
+	if v == nil {
+		return nil
+	}
+	return &Runtime{structural: s, validator: v}
+}
+
+// Cost validates obj (and, for an update, old) as the engine's CEL step does and returns the part of the
+// runtime budget that the rules used. obj is the request's object: it is pruned and defaulted here, as the
+// request pipeline does before validation. Validation errors are dropped: the engine reports them.
+func (r *Runtime) Cost(ctx context.Context, obj, old map[string]interface{}) int64 {
+	if r == nil || obj == nil {
+		return 0
+	}
+	o := unstructuredJSON(obj)
+	if o == nil {
+		return 0
+	}
+	pruning.Prune(o, r.structural, true)
+	structuraldefaulting.PruneNonNullableNullsWithoutDefaults(o, r.structural)
+	structuraldefaulting.Default(o, r.structural)
+	var opts []cel.Option
+	var oldObj interface{}
+	if old := unstructuredJSON(old); old != nil {
+		oldObj = old
+		opts = append(opts, cel.WithRatcheting(common.NewCorrelatedObject(o, old, &model.Structural{Structural: r.structural})))
+	}
+	_, remaining := r.validator.Validate(ctx, nil, r.structural, o, oldObj, DefaultLimits.RuntimeBudget, opts...)
+	if remaining < 0 {
+		return DefaultLimits.RuntimeBudget
+	}
+	return DefaultLimits.RuntimeBudget - remaining
+}

@@ -1,0 +1,106 @@
+package celcost
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+)
+
+const schema = `{
+  "type": "object",
+  "properties": {
+    "spec": {
+      "type": "object",
+      "x-kubernetes-validations": [{"rule": "self.min <= self.max", "message": "min > max"}],
+      "properties": {
+        "min": {"type": "integer"},
+        "max": {"type": "integer"},
+        "bounded": {"type": "array", "maxItems": 5,
+          "items": {"type": "string", "maxLength": 10, "x-kubernetes-validations": [{"rule": "self.size() > 0"}]}},
+        "unbounded": {"type": "array",
+          "items": {"type": "string", "x-kubernetes-validations": [{"rule": "self.startsWith('a')"}]}},
+        "counter": {"type": "integer", "x-kubernetes-validations": [{"rule": "self >= oldSelf"}]}
+      }
+    }
+  }
+}`
+
+func crd(t *testing.T) *apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	var s apiextensionsv1.JSONSchemaProps
+	if err := json.Unmarshal([]byte(schema), &s); err != nil {
+		t.Fatal(err)
+	}
+	return &apiextensionsv1.CustomResourceDefinition{Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+		Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &s}}},
+	}}
+}
+
+func TestReport(t *testing.T) {
+	rep := Report(crd(t))
+	if len(rep) != 1 || rep[0].Skipped != "" {
+		t.Fatalf("report %+v", rep)
+	}
+	rules := map[string]Rule{}
+	var total uint64
+	for _, r := range rep[0].Rules {
+		rules[r.Self] = r
+		total += r.Cost + r.MessageExpressionCost
+		if r.Error != "" || r.MaxCost == 0 || r.Cost != r.MaxCost*r.Cardinality {
+			t.Errorf("rule %q: %+v", r.Rule, r)
+		}
+	}
+	if len(rules) != 4 {
+		t.Fatalf("rules %+v", rules)
+	}
+	// Cardinality: the root and spec run once; items run maxItems times when bounded.
+	for self, want := range map[string]struct {
+		card       uint64
+		bounded    bool
+		transition bool
+		field      string
+	}{
+		"spec":              {1, true, false, "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule"},
+		"spec.bounded[*]":   {5, true, false, "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[bounded].items.x-kubernetes-validations[0].rule"},
+		"spec.unbounded[*]": {0, false, false, ""},
+		"spec.counter":      {1, true, true, ""},
+	} {
+		r := rules[self]
+		if (want.card != 0 && r.Cardinality != want.card) || r.CardinalityBounded != want.bounded || r.Transition != want.transition || (want.field != "" && r.Field != want.field) {
+			t.Errorf("%s: %+v, want cardinality %d bounded %v transition %v field %q", self, r, want.card, want.bounded, want.transition, want.field)
+		}
+	}
+	// Unbounded: the compiler's estimate from the request size limit, in the millions.
+	if r := rules["spec.unbounded[*]"]; r.Cardinality < 100000 {
+		t.Errorf("unbounded cardinality %d", r.Cardinality)
+	}
+	if rep[0].Total != total || rep[0].ExceedsLimit {
+		t.Errorf("total %d (sum %d) exceeds=%v", rep[0].Total, total, rep[0].ExceedsLimit)
+	}
+}
+
+func TestRuntimeCost(t *testing.T) {
+	rt := NewRuntime(crd(t).Spec.Versions[0].Schema.OpenAPIV3Schema)
+	if rt == nil {
+		t.Fatal("no runtime for a schema with rules")
+	}
+	obj := func(n int, items ...interface{}) map[string]interface{} {
+		return map[string]interface{}{"apiVersion": "x/v1", "kind": "X", "metadata": map[string]interface{}{"name": "a"},
+			"spec": map[string]interface{}{"min": int64(1), "max": int64(2), "counter": int64(n), "bounded": items}}
+	}
+	ctx := context.Background()
+	one := rt.Cost(ctx, obj(1, "a"), nil)
+	three := rt.Cost(ctx, obj(1, "a", "b", "c"), nil)
+	if one <= 0 || three <= one {
+		t.Errorf("costs %d (one item) and %d (three): each item's rule must add", one, three)
+	}
+	// The transition rule runs only with an old object.
+	if upd := rt.Cost(ctx, obj(2, "a"), obj(1, "a")); upd <= one {
+		t.Errorf("update cost %d, create %d: the oldSelf rule must add", upd, one)
+	}
+	if NewRuntime(&apiextensionsv1.JSONSchemaProps{Type: "object"}) != nil {
+		t.Error("a runtime for a schema without rules")
+	}
+}

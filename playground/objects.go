@@ -1,0 +1,637 @@
+package playground
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"sigs.k8s.io/yaml"
+
+	"crdplay/playground/internal/marks"
+	"crdplay/playground/internal/yamlpos"
+)
+
+// evaluation is one Evaluate call's objects phase.
+type evaluation struct {
+	ctx   context.Context
+	s     *Session
+	st    *crdState
+	in    Input
+	res   *Result
+	trace *[]Exchange
+}
+
+// object is one object document on its way through the evaluation.
+type object struct {
+	src  Source
+	doc  *yamlpos.Doc
+	obj  map[string]interface{} // the document as JSON; nil when it is not an object
+	crd  *installed
+	ver  string
+	ns   string
+	res  *ObjectResult
+	live map[string]interface{} // the object as the API holds it after the operation; nil if none
+	rv   string
+	// liveBody is the answer live was read from, in version ver: the object as a GET in that version
+	// returns it, so finish need not ask again (each request makes the engine read the CRD).
+	liveBody []byte
+	// liveWarnings are the warnings a GET of live in ver carries.
+	liveWarnings []string
+}
+
+func (o *object) key() string {
+	return o.crd.group + "/" + o.crd.kind + "/" + o.ns + "/" + o.res.Name
+}
+
+// run evaluates the objects (and old objects) in the input's mode.
+func (ev *evaluation) run() {
+	var olds []*object
+	if ev.in.Mode == ModeUpdate || ev.in.Mode == ModeStatus {
+		olds = ev.parse(SourceOldObjects, ev.in.OldObjects)
+	}
+	news := ev.parse(SourceObjects, ev.in.Objects)
+
+	byKey := map[string]*object{}
+	for _, o := range olds {
+		if o.crd == nil {
+			continue
+		}
+		ev.createOld(o)
+		if o.live != nil {
+			byKey[o.key()] = o
+		}
+	}
+	for _, n := range news {
+		if n.crd == nil {
+			continue
+		}
+		var old *object
+		if n.res.Name != "" {
+			old = byKey[n.key()]
+		}
+		switch ev.in.Mode {
+		case ModeCreate:
+			ev.create(n, "create")
+		case ModeUpdate:
+			if old == nil {
+				ev.noOld(n)
+				ev.create(n, "create")
+			} else {
+				ev.put(n, old, "")
+			}
+		case ModeStatus:
+			if old == nil {
+				if !ev.create(n, "create") {
+					break
+				}
+				old = &object{live: n.live, rv: n.rv, ver: n.ver}
+			}
+			ev.put(n, old, "status")
+		case ModeScale:
+			if ev.create(n, "create") {
+				ev.scale(n)
+			}
+		case ModeDelete:
+			if ev.create(n, "create") {
+				ev.delete(n)
+			}
+		}
+		ev.finish(n, old)
+	}
+	for _, o := range olds {
+		if o.crd != nil {
+			ev.finish(o, nil)
+		}
+	}
+	ev.tables(append(olds, news...))
+	ev.res.OldObjects = results(olds)
+	ev.res.Objects = results(news)
+}
+
+func results(objs []*object) []ObjectResult {
+	out := make([]ObjectResult, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, *o.res)
+	}
+	return out
+}
+
+// parse splits a text into object documents and finds the CRD that serves each, as kubectl's REST mapping
+// would.
+func (ev *evaluation) parse(src Source, text string) []*object {
+	if len(text) > maxText {
+		ev.diag(Diagnostic{Source: src, Type: "TooLarge", Severity: SeverityError,
+			Message: fmt.Sprintf("the text is %d bytes; the playground takes at most %d", len(text), maxText),
+			Span:    yamlpos.Span{Line: 1, Column: 1, EndLine: 1, EndColumn: 2}, Exact: true})
+		return nil
+	}
+	docs, sepErrs := yamlpos.Split(text)
+	for _, e := range sepErrs {
+		ev.diag(Diagnostic{Source: src, Document: -1, Type: "YAMLSyntax", Message: e.Message, Severity: SeverityError, Span: e.Span, Exact: true})
+	}
+	var out []*object
+	for _, d := range docs {
+		o := &object{src: src, doc: d, res: &ObjectResult{Source: src, Document: d.Index, StartLine: d.StartLine, EndLine: d.EndLine,
+			Warnings: []string{}, Marks: []Mark{}, Versions: []VersionView{}}}
+		out = append(out, o)
+		fail := func(typ, msg, field string) {
+			p := yamlpos.Result{Span: d.Start(), Exact: true}
+			if field != "" {
+				p = d.Locate(field)
+			}
+			ev.diag(Diagnostic{Source: src, Document: d.Index, Field: field, Type: typ, Message: msg, Severity: SeverityError, Span: p.Span, Exact: p.Exact})
+		}
+		if d.Err != nil {
+			ev.diag(Diagnostic{Source: src, Document: d.Index, Type: "YAMLSyntax", Message: d.Err.Message, Severity: SeverityError, Span: d.Err.Span, Exact: true})
+			continue
+		}
+		j, err := yaml.YAMLToJSON([]byte(d.Source))
+		if err != nil {
+			fail("YAMLSyntax", err.Error(), "")
+			continue
+		}
+		dec := json.NewDecoder(bytes.NewReader(j))
+		dec.UseNumber()
+		var v interface{}
+		if err := dec.Decode(&v); err != nil {
+			fail("YAMLSyntax", err.Error(), "")
+			continue
+		}
+		m, ok := v.(map[string]interface{})
+		if !ok {
+			fail("NotAnObject", fmt.Sprintf("a Kubernetes object is a mapping with apiVersion, kind and metadata; this document is %s", jsonKind(v)), "")
+			continue
+		}
+		o.obj = m
+		apiVersion, _ := m["apiVersion"].(string)
+		kind, _ := m["kind"].(string)
+		md, _ := m["metadata"].(map[string]interface{})
+		name, _ := md["name"].(string)
+		ns, _ := md["namespace"].(string)
+		o.res.APIVersion, o.res.Kind, o.res.Name = apiVersion, kind, name
+		// kubectl's own words for objects it cannot send.
+		switch {
+		case apiVersion == "" && kind == "":
+			fail("MissingKind", "apiVersion not set, kind not set", "")
+			continue
+		case apiVersion == "":
+			fail("MissingKind", "apiVersion not set", "")
+			continue
+		case kind == "":
+			fail("MissingKind", "kind not set", "")
+			continue
+		case kind == "CustomResourceDefinition":
+			fail("NoKindMatch", "CustomResourceDefinitions belong in the CRD editor", "kind")
+			continue
+		}
+		gv, err := schema.ParseGroupVersion(apiVersion)
+		if err != nil {
+			fail("NoKindMatch", err.Error(), "apiVersion")
+			continue
+		}
+		c := ev.st.served[gvk{gv.Group, gv.Version, kind}]
+		if c == nil {
+			fail("NoKindMatch", (&meta.NoKindMatchError{GroupKind: schema.GroupKind{Group: gv.Group, Kind: kind}, SearchedVersions: []string{gv.Version}}).Error()+
+				" (is its CRD in the CRD editor, accepted and serving that version?)", "kind")
+			continue
+		}
+		o.crd, o.ver = c, gv.Version
+		if c.namespaced {
+			o.ns = ns
+			if o.ns == "" {
+				o.ns = ev.in.Namespace
+			}
+		}
+		o.res.Namespace = o.ns
+	}
+	return out
+}
+
+func jsonKind(v interface{}) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case []interface{}:
+		return "a list"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case json.Number:
+		return "a number"
+	}
+	return "not a mapping"
+}
+
+func (ev *evaluation) diag(d Diagnostic) { ev.res.Diagnostics = append(ev.res.Diagnostics, d) }
+
+func (ev *evaluation) query() string {
+	if ev.in.FieldValidation == "" {
+		return ""
+	}
+	return "?fieldValidation=" + url.QueryEscape(ev.in.FieldValidation)
+}
+
+// record stores a write's answer as the object's main result and places its problems.
+func (ev *evaluation) record(o *object, op, method, path string, r *response, sev Severity) {
+	o.res.Operation, o.res.Method, o.res.Path = op, method, path
+	o.res.Status = r.status
+	o.res.Accepted = r.status >= 200 && r.status < 300
+	o.res.Response = rawJSON(r.body)
+	o.res.Warnings = r.warnings
+	loc := docLocator(o.doc)
+	deprecated := func(w string) bool { return o.crd.deprecated[o.ver] && strings.Contains(w, " is deprecated") }
+	for _, d := range warningDiagnostics(o.src, o.doc, r.warnings, loc, deprecated) {
+		ev.diag(d)
+	}
+	if !o.res.Accepted {
+		for _, d := range statusDiagnostics(o.src, o.doc, r, sev, loc) {
+			ev.diag(d)
+		}
+	}
+}
+
+// adopt makes a successful answer's object the live one. A GET's warnings are what a GET in the object's
+// version carries; a write's include others (unknown fields...), of which only the version's deprecation
+// would come with a GET.
+func (o *object) adopt(r *response, get bool) {
+	body := r.body
+	var m map[string]interface{}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if dec.Decode(&m) != nil || m == nil {
+		return
+	}
+	o.live, o.liveBody = m, body
+	o.liveWarnings = []string{}
+	for _, w := range r.warnings {
+		if get || (o.crd != nil && o.crd.deprecated[o.ver] && strings.Contains(w, " is deprecated")) {
+			o.liveWarnings = append(o.liveWarnings, w)
+		}
+	}
+	md, _ := m["metadata"].(map[string]interface{})
+	o.rv, _ = md["resourceVersion"].(string)
+	if n, _ := md["name"].(string); n != "" {
+		o.res.Name = n
+	}
+}
+
+// create POSTs the document as it is written (YAML), as `kubectl create --raw` would send it.
+func (ev *evaluation) create(o *object, op string) bool {
+	path := o.crd.path(o.ver, o.ns, "") + ev.query()
+	r := ev.do(http.MethodPost, path, "application/yaml", "application/json", []byte(o.doc.Source))
+	ev.record(o, op, http.MethodPost, path, r, SeverityError)
+	if o.res.Accepted {
+		o.adopt(r, false)
+	}
+	return o.res.Accepted
+}
+
+// createOld creates an old object; one the API refuses under the current CRD is written to storage directly,
+// as if it had been created under an earlier, looser version of the CRD, so that the update can show
+// ratcheting. Its refusal is shown as information.
+func (ev *evaluation) createOld(o *object) {
+	path := o.crd.path(o.ver, o.ns, "")
+	r := ev.do(http.MethodPost, path, "application/yaml", "application/json", []byte(o.doc.Source))
+	if r.status >= 200 && r.status < 300 {
+		ev.record(o, "create", http.MethodPost, path, r, SeverityError)
+		o.adopt(r, false)
+		return
+	}
+	ev.record(o, "create", http.MethodPost, path, r, SeverityInfo)
+	if reason := ev.seed(o); reason != "" {
+		ev.diag(Diagnostic{Source: o.src, Document: o.doc.Index, Type: "NotSeeded", Severity: SeverityError,
+			Message: "the old object is refused by this CRD and could not be stored as an earlier CRD would have: " + reason,
+			Span:    o.doc.Start(), Exact: true})
+		return
+	}
+	o.res.Seeded = true
+	ev.diag(Diagnostic{Source: o.src, Document: o.doc.Index, Type: "Seeded", Severity: SeverityInfo,
+		Message: "this CRD refuses the old object (see the notes); it was stored without validation, as if created under an earlier version of the CRD, so that the update shows ratcheting",
+		Span:    o.doc.Start(), Exact: true})
+}
+
+// seed writes an old object to storage as the engine would have stored it, and reads it back through the API.
+func (ev *evaluation) seed(o *object) string {
+	c := o.crd
+	if o.res.Name == "" {
+		return "it has no metadata.name"
+	}
+	if o.ver != c.storage && !c.conversionNone {
+		return "it is not in the storage version " + c.storage + " and the CRD converts with a webhook"
+	}
+	key := ev.st.store.objectKey(c.group, c.plural, o.ns, o.res.Name)
+	if key == "" {
+		return "the engine's storage layout is unknown"
+	}
+	stored := deepCopyMap(o.obj)
+	stored["apiVersion"] = c.group + "/" + c.storage
+	md, _ := stored["metadata"].(map[string]interface{})
+	if md == nil {
+		md = map[string]interface{}{}
+		stored["metadata"] = md
+	}
+	delete(md, "resourceVersion")
+	delete(md, "managedFields")
+	delete(md, "deletionTimestamp")
+	md["uid"] = string(uuid.NewUUID())
+	md["creationTimestamp"] = ev.now().UTC().Format(time.RFC3339)
+	md["generation"] = 1
+	if c.namespaced {
+		md["namespace"] = o.ns
+	} else {
+		delete(md, "namespace")
+	}
+	if c.statusSub[c.storage] {
+		// Created through the main resource, it would have had no status.
+		delete(stored, "status")
+	}
+	data, err := json.Marshal(stored)
+	if err != nil {
+		return err.Error()
+	}
+	if _, err := ev.st.store.Create(ev.ctx, key, data); err != nil {
+		return err.Error()
+	}
+	path := c.path(o.ver, o.ns, o.res.Name)
+	g := ev.do(http.MethodGet, path, "", "application/json", nil)
+	if g.status != http.StatusOK {
+		return fmt.Sprintf("reading it back: HTTP %d %s", g.status, string(g.body))
+	}
+	o.adopt(g, true)
+	return ""
+}
+
+func (ev *evaluation) now() time.Time {
+	if ev.s.opts.Now != nil {
+		return ev.s.opts.Now()
+	}
+	return time.Now()
+}
+
+func (ev *evaluation) noOld(o *object) {
+	ev.diag(Diagnostic{Source: o.src, Document: o.doc.Index, Field: "metadata.name", Type: "NoOldObject", Severity: SeverityInfo,
+		Message: fmt.Sprintf("no old object %s %q: this one is created instead", o.crd.kind, o.res.Name),
+		Span:    o.doc.Locate("metadata.name").Span, Exact: true})
+}
+
+// put replaces old with the document (sub "" or "status"), with old's resourceVersion unless the document
+// has one, as `kubectl replace` sends an object: JSON.
+func (ev *evaluation) put(o, old *object, sub string) {
+	body := deepCopyMap(o.obj)
+	md, _ := body["metadata"].(map[string]interface{})
+	if md == nil {
+		md = map[string]interface{}{}
+		body["metadata"] = md
+	}
+	if rv, _ := md["resourceVersion"].(string); rv == "" {
+		md["resourceVersion"] = old.rv
+	}
+	data, _ := json.Marshal(body)
+	path := o.crd.path(o.ver, o.ns, o.res.Name)
+	op := "update"
+	if sub != "" {
+		path += "/" + sub
+		op = sub
+	}
+	path += ev.query()
+	r := ev.do(http.MethodPut, path, "application/json", "application/json", data)
+	o.live, o.liveBody = nil, nil
+	ev.record(o, op, http.MethodPut, path, r, SeverityError)
+	if o.res.Accepted {
+		o.adopt(r, false)
+	} else {
+		// The old object is still what the API holds.
+		o.live, o.rv = old.live, old.rv
+		if old.ver == o.ver {
+			o.liveBody, o.liveWarnings = old.liveBody, old.liveWarnings
+		}
+	}
+}
+
+// scale reads /scale, or writes Input.Replicas to it as `kubectl scale` does; the stored object is read
+// back afterwards.
+func (ev *evaluation) scale(o *object) {
+	path := o.crd.path(o.ver, o.ns, o.res.Name) + "/scale"
+	var r *response
+	if ev.in.Replicas == nil {
+		r = ev.do(http.MethodGet, path, "", "application/json", nil)
+		ev.record(o, "scale", http.MethodGet, path, r, SeverityError)
+	} else {
+		scale := map[string]interface{}{
+			"apiVersion": "autoscaling/v1", "kind": "Scale",
+			"metadata": map[string]interface{}{"name": o.res.Name, "namespace": o.ns, "resourceVersion": o.rv},
+			"spec":     map[string]interface{}{"replicas": *ev.in.Replicas},
+		}
+		data, _ := json.Marshal(scale)
+		r = ev.do(http.MethodPut, path, "application/json", "application/json", data)
+		ev.record(o, "scale", http.MethodPut, path, r, SeverityError)
+	}
+	ev.reread(o)
+}
+
+// delete DELETEs the object; with finalizers it stays, with a deletionTimestamp.
+func (ev *evaluation) delete(o *object) {
+	path := o.crd.path(o.ver, o.ns, o.res.Name)
+	r := ev.do(http.MethodDelete, path, "", "application/json", nil)
+	ev.record(o, "delete", http.MethodDelete, path, r, SeverityError)
+	ev.reread(o)
+	o.res.Deleted = o.live == nil
+}
+
+// reread makes the live object what a GET returns now.
+func (ev *evaluation) reread(o *object) {
+	g := ev.do(http.MethodGet, o.crd.path(o.ver, o.ns, o.res.Name), "", "application/json", nil)
+	o.live, o.liveBody = nil, nil
+	if g.status == http.StatusOK {
+		o.adopt(g, true)
+	}
+}
+
+// finish fills what follows from the live object: the stored object and its YAML, the marks against the
+// text, the object in every served version, and the CEL runtime cost.
+func (ev *evaluation) finish(o, old *object) {
+	if o.crd == nil {
+		return
+	}
+	if rt := o.crd.runtime[o.ver]; rt != nil && o.obj != nil {
+		var oldObj map[string]interface{}
+		if old != nil && old.ver == o.ver && old.live != nil {
+			oldObj = old.live
+		}
+		o.res.CEL = &RuntimeCost{Used: rt.Cost(ev.ctx, o.obj, oldObj), Budget: ev.res.Limits.RuntimeBudget}
+	}
+	if o.live == nil {
+		return
+	}
+	raw, _ := json.Marshal(o.live)
+	o.res.Stored = raw
+	var storedDoc *yamlpos.Doc
+	if y, err := kubectlYAML(o.live); err == nil {
+		o.res.StoredYAML = y
+		if docs, _ := yamlpos.Split(y); len(docs) == 1 {
+			storedDoc = docs[0]
+		}
+	}
+	if o.obj != nil {
+		opts := marks.Options{
+			StatusIgnored: o.res.Operation != "status" && o.crd.statusSub[o.ver],
+			StatusOnly:    o.res.Operation == "status",
+		}
+		for _, m := range marks.Diff(o.obj, o.live, opts) {
+			if strings.HasPrefix(m.Path, "metadata.managedFields") {
+				continue // not in the YAML shown
+			}
+			if r := o.doc.LocateSegs(m.Segs); r.Exact {
+				sp := r.Span
+				m.Input = &sp
+			}
+			if storedDoc != nil {
+				if r := storedDoc.LocateSegs(m.Segs); r.Exact {
+					sp := r.Span
+					m.Stored = &sp
+				}
+			}
+			o.res.Marks = append(o.res.Marks, m)
+		}
+	}
+	for _, v := range o.crd.served {
+		var g *response
+		if v == o.ver && o.liveBody != nil {
+			// The write (or read) that produced live answered in this version already.
+			g = &response{status: http.StatusOK, body: o.liveBody, warnings: o.liveWarnings}
+		} else {
+			g = ev.do(http.MethodGet, o.crd.path(v, o.ns, o.res.Name), "", "application/json", nil)
+		}
+		view := VersionView{Version: v, Status: g.status, Object: rawJSON(g.body), Warnings: g.warnings}
+		if g.status == http.StatusOK {
+			var m map[string]interface{}
+			dec := json.NewDecoder(bytes.NewReader(g.body))
+			dec.UseNumber()
+			if dec.Decode(&m) == nil {
+				view.YAML, _ = kubectlYAML(m)
+			}
+		} else if st, ok := parseStatus(g.body); ok {
+			view.Error = st.Message
+		}
+		o.res.Versions = append(o.res.Versions, view)
+	}
+}
+
+// tables lists each CRD that has objects as `kubectl get -A` does, in its preferred version.
+func (ev *evaluation) tables(objs []*object) {
+	ev.res.Tables = []Table{}
+	seen := map[*installed]bool{}
+	for _, o := range objs {
+		if o.crd == nil || o.live == nil || seen[o.crd] {
+			continue
+		}
+		c := o.crd
+		seen[c] = true
+		path := c.path(c.preferred, "", "")
+		r := ev.do(http.MethodGet, path, "", "application/json;as=Table;v=v1;g=meta.k8s.io", nil)
+		t := Table{CRD: c.name, Version: c.preferred, Path: path, Status: r.status, Columns: []TableColumn{}, Rows: []TableRow{}}
+		if r.status != http.StatusOK {
+			if st, ok := parseStatus(r.body); ok {
+				t.Error = st.Message
+			}
+			ev.res.Tables = append(ev.res.Tables, t)
+			continue
+		}
+		var table struct {
+			ColumnDefinitions []TableColumn `json:"columnDefinitions"`
+			Rows              []struct {
+				Cells  []json.RawMessage `json:"cells"`
+				Object struct {
+					Metadata struct {
+						Name      string `json:"name"`
+						Namespace string `json:"namespace"`
+					} `json:"metadata"`
+				} `json:"object"`
+			} `json:"rows"`
+		}
+		if err := json.Unmarshal(r.body, &table); err != nil {
+			t.Error = err.Error()
+		}
+		for _, col := range table.ColumnDefinitions {
+			col.Wide = col.Priority > 0
+			t.Columns = append(t.Columns, col)
+		}
+		for _, row := range table.Rows {
+			cells := row.Cells
+			if cells == nil {
+				cells = []json.RawMessage{}
+			}
+			t.Rows = append(t.Rows, TableRow{Namespace: row.Object.Metadata.Namespace, Name: row.Object.Metadata.Name, Cells: cells})
+		}
+		ev.res.Tables = append(ev.res.Tables, t)
+	}
+}
+
+// kubectlYAML prints an object as `kubectl get -o yaml` does: keys sorted, managedFields hidden.
+func kubectlYAML(obj map[string]interface{}) (string, error) {
+	o := obj
+	if md, ok := obj["metadata"].(map[string]interface{}); ok {
+		if _, has := md["managedFields"]; has {
+			o = make(map[string]interface{}, len(obj))
+			for k, v := range obj {
+				o[k] = v
+			}
+			m2 := make(map[string]interface{}, len(md))
+			for k, v := range md {
+				if k != "managedFields" {
+					m2[k] = v
+				}
+			}
+			o["metadata"] = m2
+		}
+	}
+	j, err := json.Marshal(o)
+	if err != nil {
+		return "", err
+	}
+	y, err := yaml.JSONToYAML(j)
+	return string(y), err
+}
+
+// rawJSON returns a body as JSON to embed: itself when it is JSON, else a JSON string.
+func rawJSON(body []byte) json.RawMessage {
+	if len(body) == 0 {
+		return nil
+	}
+	if json.Valid(body) {
+		return json.RawMessage(bytes.TrimSpace(body))
+	}
+	s, _ := json.Marshal(string(body))
+	return s
+}
+
+func deepCopyMap(m map[string]interface{}) map[string]interface{} {
+	out := make(map[string]interface{}, len(m))
+	for k, v := range m {
+		out[k] = deepCopyValue(v)
+	}
+	return out
+}
+
+func deepCopyValue(v interface{}) interface{} {
+	switch t := v.(type) {
+	case map[string]interface{}:
+		return deepCopyMap(t)
+	case []interface{}:
+		out := make([]interface{}, len(t))
+		for i := range t {
+			out[i] = deepCopyValue(t[i])
+		}
+		return out
+	}
+	return v
+}

@@ -1,0 +1,186 @@
+package playground
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"net/http"
+	"runtime/debug"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"crdplay/engine"
+	"crdplay/playground/internal/celcost"
+)
+
+// Options configure a Session.
+type Options struct {
+	// Webhook carries conversion webhooks' ConversionReviews (in the browser: the page's function). Nil makes
+	// every conversion webhook unreachable.
+	Webhook engine.WebhookCaller
+	// Now is the engine's clock. Defaults to time.Now.
+	Now func() time.Time
+	// UserAgent is sent with every request; the API names the managedFields manager after its first word.
+	// Defaults to "crdplay".
+	UserAgent string
+}
+
+// Session evaluates the editors' texts against an engine of its own, keeping the CRDs installed between
+// evaluations for as long as their text stays the same. It is safe for concurrent use; evaluations run one
+// at a time.
+type Session struct {
+	opts      Options
+	userAgent string
+
+	mu sync.Mutex
+	st *crdState // nil before the first evaluation, and after one that could not clean up
+}
+
+// NewSession returns a session with no CRDs installed.
+func NewSession(opts Options) *Session {
+	ua := opts.UserAgent
+	if ua == "" {
+		ua = "crdplay"
+	}
+	return &Session{opts: opts, userAgent: ua}
+}
+
+// maxText bounds each editor's text: above the engine's 3 MiB request limit for one document, room for
+// several, far below what would stall a tab.
+const maxText = 8 << 20
+
+// Evaluate runs the input through the engine and returns what the API answered, placed in the texts. Problems
+// with the input itself (invalid YAML, an unknown kind, a refused object) are diagnostics in the Result;
+// the error is only for a caller's mistake (an unknown Mode) or a fault of the playground itself.
+func (s *Session) Evaluate(ctx context.Context, in Input) (res *Result, err error) {
+	switch in.Mode {
+	case "":
+		in.Mode = ModeCreate
+	case ModeCreate, ModeUpdate, ModeStatus, ModeScale, ModeDelete:
+	default:
+		return nil, fmt.Errorf("playground: unknown mode %q (want create, update, status, scale or delete)", in.Mode)
+	}
+	switch in.FieldValidation {
+	case "", "Strict", "Warn", "Ignore":
+	default:
+		return nil, fmt.Errorf("playground: unknown fieldValidation %q (want Strict, Warn, Ignore or empty)", in.FieldValidation)
+	}
+	if in.Namespace == "" {
+		in.Namespace = "default"
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	defer func() {
+		if p := recover(); p != nil {
+			// The engine recovers its own panics into 500s; this is one of ours. Start over next time.
+			s.st = nil
+			res, err = nil, fmt.Errorf("playground: internal error: %v\n%s", p, debug.Stack())
+		}
+	}()
+
+	start := time.Now()
+	var crdText string
+	switch {
+	case in.CRDs != nil:
+		crdText = *in.CRDs
+	case s.st != nil:
+		crdText = s.st.text
+	}
+
+	res = &Result{Limits: celcost.DefaultLimits}
+	var trace *[]Exchange
+	if in.Trace {
+		trace = &[]Exchange{}
+	}
+	if s.st == nil || s.st.text != crdText {
+		st, err := s.install(ctx, crdText, trace)
+		if err != nil {
+			s.st = nil
+			return nil, err
+		}
+		s.st = st
+		res.Timings.CRDs = ms(time.Since(start))
+	} else {
+		res.CRDCached = true
+	}
+	st := s.st
+	res.CRDRevision = st.revision
+	res.SchemasOmitted = in.KnownCRDRevision != "" && in.KnownCRDRevision == st.revision
+	res.CRDs = st.resultsFor(res.SchemasOmitted)
+	res.Diagnostics = append(res.Diagnostics, st.diags...)
+
+	objStart := time.Now()
+	ev := &evaluation{ctx: ctx, s: s, st: st, in: in, res: res, trace: trace}
+	st.store.record()
+	ev.run()
+	if !st.store.rollback(context.Background()) {
+		s.st = nil // the next evaluation reinstalls
+	}
+	res.Timings.Objects = ms(time.Since(objStart))
+
+	sort.SliceStable(res.Diagnostics, func(i, j int) bool {
+		a, b := res.Diagnostics[i], res.Diagnostics[j]
+		if a.Source != b.Source {
+			return sourceOrder[a.Source] < sourceOrder[b.Source]
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Column < b.Column
+	})
+	if res.Diagnostics == nil {
+		res.Diagnostics = []Diagnostic{}
+	}
+	if trace != nil {
+		res.Exchanges = *trace
+	}
+	res.Timings.Total = ms(time.Since(start))
+	return res, nil
+}
+
+var sourceOrder = map[Source]int{SourceCRDs: 0, SourceOldObjects: 1, SourceObjects: 2}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// revisionOf names a CRD text.
+func revisionOf(text string) string {
+	h := fnv.New64a()
+	h.Write([]byte(text))
+	return strconv.FormatUint(h.Sum64(), 36)
+}
+
+// newEngine builds the engine for a fresh install.
+func (s *Session) newEngine() (http.Handler, *journal, error) {
+	store := newJournal(engine.NewMemoryStorage())
+	h, err := engine.NewHandler(engine.Options{Storage: store, Webhook: s.opts.Webhook, Now: s.opts.Now})
+	if err != nil {
+		return nil, nil, err
+	}
+	return h, store, nil
+}
+
+// statusBody is the part of a metav1.Status the playground reads.
+type statusBody struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+	Reason  string `json:"reason"`
+	Details *struct {
+		Causes []struct {
+			Type    string `json:"reason"`
+			Message string `json:"message"`
+			Field   string `json:"field"`
+		} `json:"causes"`
+	} `json:"details"`
+}
+
+func parseStatus(body []byte) (statusBody, bool) {
+	var st statusBody
+	if err := json.Unmarshal(body, &st); err != nil || st.Kind != "Status" {
+		return st, false
+	}
+	return st, true
+}

@@ -1,0 +1,327 @@
+package playground
+
+import (
+	"encoding/json"
+
+	"crdplay/playground/internal/celcost"
+	"crdplay/playground/internal/explain"
+	"crdplay/playground/internal/marks"
+	"crdplay/playground/internal/yamlpos"
+)
+
+// Mode is the operation an evaluation performs on the objects.
+type Mode string
+
+const (
+	// ModeCreate POSTs each object (kubectl create).
+	ModeCreate Mode = "create"
+	// ModeUpdate creates the old objects, then PUTs each new object over the old one with the same kind,
+	// namespace and name, with the old one's resourceVersion (kubectl replace): ratcheting and transition
+	// rules apply.
+	ModeUpdate Mode = "update"
+	// ModeStatus PUTs each object to /status, over its old object (or over itself, created first, when there
+	// is no old object).
+	ModeStatus Mode = "status"
+	// ModeScale creates each object, then reads its /scale, or writes Input.Replicas to it (kubectl scale).
+	ModeScale Mode = "scale"
+	// ModeDelete creates each object, then DELETEs it: with finalizers it stays, marked for deletion.
+	ModeDelete Mode = "delete"
+)
+
+// Input is one evaluation's request: the editors' texts and what to do with them.
+type Input struct {
+	// CRDs is the CRD editor's text: one or more CustomResourceDefinitions, as YAML or JSON documents
+	// separated by "---" lines. Nil (absent in JSON) means the same text as the previous evaluation, so that
+	// the page need not send a large CRD again on every keystroke in the object editor.
+	CRDs *string `json:"crds,omitempty"`
+	// Objects is the object editor's text: custom resources, one per document.
+	Objects string `json:"objects"`
+	// OldObjects is the old-object editor's text, for ModeUpdate and ModeStatus.
+	OldObjects string `json:"oldObjects,omitempty"`
+	// Mode defaults to ModeCreate.
+	Mode Mode `json:"mode,omitempty"`
+	// FieldValidation is the fieldValidation query parameter of the writes: "Strict", "Warn" or "Ignore".
+	// Empty sends none, and the API then behaves as for "Warn". (kubectl sends "Strict" unless told
+	// otherwise.)
+	FieldValidation string `json:"fieldValidation,omitempty"`
+	// Namespace is used for namespaced objects without metadata.namespace. Defaults to "default".
+	Namespace string `json:"namespace,omitempty"`
+	// Replicas is written to /scale in ModeScale; nil only reads /scale.
+	Replicas *int32 `json:"replicas,omitempty"`
+	// KnownCRDRevision is the CRDRevision of a previous Result the caller still holds. When it is the
+	// current one, the schema trees (VersionInfo.Schema) are left out of this Result: they are the same.
+	KnownCRDRevision string `json:"knownCRDRevision,omitempty"`
+	// Trace asks for every HTTP exchange of the evaluation in Result.Exchanges.
+	Trace bool `json:"trace,omitempty"`
+}
+
+// Result is everything the page shows for one evaluation. Every answer in it (statuses, bodies, causes,
+// warnings, tables, objects in other versions) is what the engine's REST API returned; positions, marks,
+// costs and schema trees are computed around those answers.
+type Result struct {
+	// CRDRevision identifies the installed CRD text; it changes whenever the CRD text does.
+	CRDRevision string `json:"crdRevision"`
+	// CRDCached is true when the CRDs were already installed from the same text, and only the objects ran.
+	CRDCached bool `json:"crdCached"`
+	// SchemasOmitted is true when Input.KnownCRDRevision was current and VersionInfo.Schema was left out.
+	SchemasOmitted bool `json:"schemasOmitted"`
+	// CRDs has one entry per document of the CRD text.
+	CRDs []CRDResult `json:"crds"`
+	// OldObjects has one entry per document of the old-object text (ModeUpdate, ModeStatus).
+	OldObjects []ObjectResult `json:"oldObjects"`
+	// Objects has one entry per document of the object text.
+	Objects []ObjectResult `json:"objects"`
+	// Tables is `kubectl get` of each CRD that has objects, in its preferred version, across namespaces.
+	Tables []Table `json:"tables"`
+	// Diagnostics are all errors, warnings and notes, placed in the editors' texts.
+	Diagnostics []Diagnostic `json:"diagnostics"`
+	// Limits are the CEL cost limits the costs are measured against.
+	Limits celcost.Limits `json:"celLimits"`
+	// Exchanges are the evaluation's HTTP requests and responses, when Input.Trace was set.
+	Exchanges []Exchange `json:"exchanges,omitempty"`
+	// Timings are in milliseconds.
+	Timings Timings `json:"timings"`
+}
+
+// Source names an editor.
+type Source string
+
+// The editors a diagnostic or result can belong to.
+const (
+	SourceCRDs       Source = "crds"
+	SourceObjects    Source = "objects"
+	SourceOldObjects Source = "oldObjects"
+)
+
+// Severity of a diagnostic.
+type Severity string
+
+// Severities, as editors show them.
+const (
+	SeverityError   Severity = "error"
+	SeverityWarning Severity = "warning"
+	SeverityInfo    Severity = "info"
+)
+
+// Diagnostic is one problem or note, placed at the field it names.
+type Diagnostic struct {
+	// Source is the editor, Document the document's index among the text's non-empty documents.
+	Source   Source `json:"source"`
+	Document int    `json:"document"`
+	// Field is the field path as the API reported it (spec.replicas,
+	// spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule); empty for the
+	// whole document.
+	Field string `json:"field,omitempty"`
+	// Type is the cause's type for an API error (FieldValueInvalid, FieldValueRequired, ...), the Status
+	// reason when there is no cause (BadRequest, AlreadyExists, ...), "Warning" for a Warning header,
+	// "YAMLSyntax" for text that does not parse, "NoKindMatch" for an object no CRD serves, and so on.
+	Type string `json:"type"`
+	// Message is upstream's message, as the API returned it.
+	Message  string   `json:"message"`
+	Severity Severity `json:"severity"`
+	// Span is where Field is in the document: its key and one-line value, or its nearest ancestor in the
+	// text when Exact is false (a required field that is missing, a path in upstream's internal CRD layout
+	// that the v1 text spells differently).
+	yamlpos.Span
+	Exact bool `json:"exact"`
+}
+
+// CRDResult is the API's answer to one document of the CRD text.
+type CRDResult struct {
+	Document int `json:"document"`
+	// StartLine and EndLine delimit the document in the text.
+	StartLine int `json:"startLine"`
+	EndLine   int `json:"endLine"`
+	// Name is metadata.name as the text has it.
+	Name string `json:"name,omitempty"`
+	// Status is the HTTP status of the POST: 201 when the CRD was created.
+	Status   int  `json:"status"`
+	Accepted bool `json:"accepted"`
+	// Error is the API's Status body when the CRD was not created (the exact 422 with its causes).
+	Error json.RawMessage `json:"error,omitempty"`
+	// Warnings are the Warning headers of the POST, unquoted.
+	Warnings []string `json:"warnings"`
+	// Established is the Established condition after the controllers ran; Served lists the versions served.
+	Established   bool          `json:"established"`
+	AcceptedNames *Names        `json:"acceptedNames,omitempty"`
+	Conditions    []Condition   `json:"conditions,omitempty"`
+	Group         string        `json:"group,omitempty"`
+	Scope         string        `json:"scope,omitempty"`
+	Served        []string      `json:"served"`
+	Storage       string        `json:"storage,omitempty"`
+	Preferred     string        `json:"preferred,omitempty"`
+	Conversion    string        `json:"conversion,omitempty"`
+	Versions      []VersionInfo `json:"versions"`
+}
+
+// Names are a CRD's status.acceptedNames.
+type Names struct {
+	Plural     string   `json:"plural"`
+	Singular   string   `json:"singular,omitempty"`
+	Kind       string   `json:"kind"`
+	ListKind   string   `json:"listKind,omitempty"`
+	ShortNames []string `json:"shortNames,omitempty"`
+	Categories []string `json:"categories,omitempty"`
+}
+
+// Condition is a CRD status condition.
+type Condition struct {
+	Type    string `json:"type"`
+	Status  string `json:"status"`
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// VersionInfo describes one version of a CRD as its text declares it (also when the API refused the CRD).
+type VersionInfo struct {
+	Name               string  `json:"name"`
+	Served             bool    `json:"served"`
+	Storage            bool    `json:"storage"`
+	Deprecated         bool    `json:"deprecated,omitempty"`
+	DeprecationWarning *string `json:"deprecationWarning,omitempty"`
+	// StatusSubresource and ScaleSubresource say which subresources the version has.
+	StatusSubresource bool `json:"statusSubresource,omitempty"`
+	ScaleSubresource  bool `json:"scaleSubresource,omitempty"`
+	// Columns are the version's additionalPrinterColumns.
+	Columns []PrinterColumn `json:"columns,omitempty"`
+	// CEL is the estimated cost of the version's rules.
+	CEL celcost.Version `json:"cel"`
+	// Schema is the explain tree of the version's schema (nil without a schema, or when omitted: see
+	// Result.SchemasOmitted).
+	Schema *SchemaNode `json:"schema,omitempty"`
+}
+
+// PrinterColumn is an additionalPrinterColumns entry.
+type PrinterColumn struct {
+	Name     string `json:"name"`
+	Type     string `json:"type"`
+	JSONPath string `json:"jsonPath"`
+	Priority int32  `json:"priority,omitempty"`
+}
+
+// SchemaNode is a node of the explain tree.
+type SchemaNode = explain.Node
+
+// RuleCost is a CEL rule's estimated cost; VersionCost the report of one version.
+type (
+	RuleCost    = celcost.Rule
+	VersionCost = celcost.Version
+	CELLimits   = celcost.Limits
+)
+
+// Mark is a field that differs between the input and the stored object.
+type Mark = marks.Mark
+
+// Span is a range of an editor's text (1-based lines, 1-based UTF-16 columns, exclusive end).
+type Span = yamlpos.Span
+
+// ObjectResult is the API's answer for one object document.
+type ObjectResult struct {
+	Source   Source `json:"source"`
+	Document int    `json:"document"`
+	// StartLine and EndLine delimit the document in the text.
+	StartLine int `json:"startLine"`
+	EndLine   int `json:"endLine"`
+	// APIVersion, Kind, Namespace and Name identify the object (Name as stored, for generateName).
+	APIVersion string `json:"apiVersion,omitempty"`
+	Kind       string `json:"kind,omitempty"`
+	Namespace  string `json:"namespace,omitempty"`
+	Name       string `json:"name,omitempty"`
+	// Operation is what was done: "create", "update", "status", "scale", "delete"; "" when nothing could
+	// be sent (see the diagnostics).
+	Operation string `json:"operation,omitempty"`
+	// Method and Path are the main request's.
+	Method string `json:"method,omitempty"`
+	Path   string `json:"path,omitempty"`
+	// Status is the main request's HTTP status; Accepted is a 2xx.
+	Status   int  `json:"status"`
+	Accepted bool `json:"accepted"`
+	// Response is the main request's body: the object, a Scale, or a Status (the exact 4xx/5xx).
+	Response json.RawMessage `json:"response,omitempty"`
+	// Warnings are the main request's Warning headers, unquoted (ratcheted CEL errors are among them).
+	Warnings []string `json:"warnings"`
+	// Stored is the object as the API holds it after the operation (nil when there is none: rejected or
+	// deleted), and StoredYAML the same as `kubectl get -o yaml` prints it (without managedFields).
+	Stored     json.RawMessage `json:"stored,omitempty"`
+	StoredYAML string          `json:"storedYAML,omitempty"`
+	// Marks are the fields pruned, defaulted or set by the server, against this document's text.
+	Marks []Mark `json:"marks"`
+	// Versions is the object read in every served version of its CRD.
+	Versions []VersionView `json:"versions"`
+	// CEL is the runtime cost the version's rules used validating this object; nil without rules.
+	CEL *RuntimeCost `json:"cel,omitempty"`
+	// Seeded is true for an old object the API refused: it was written to storage directly, as if created
+	// under an earlier version of the CRD, so that the update shows ratcheting.
+	Seeded bool `json:"seeded,omitempty"`
+	// Deleted is true when the object is gone after a delete.
+	Deleted bool `json:"deleted,omitempty"`
+}
+
+// VersionView is an object read in one version.
+type VersionView struct {
+	Version string `json:"version"`
+	Status  int    `json:"status"`
+	// Object is the body (a Status for a failed conversion); YAML is the object as `kubectl get -o yaml`.
+	Object   json.RawMessage `json:"object,omitempty"`
+	YAML     string          `json:"yaml,omitempty"`
+	Warnings []string        `json:"warnings"`
+	// Error is the Status message when the read failed.
+	Error string `json:"error,omitempty"`
+}
+
+// RuntimeCost is the CEL budget one object's validation used.
+type RuntimeCost struct {
+	Used   int64 `json:"used"`
+	Budget int64 `json:"budget"`
+}
+
+// Table is `kubectl get` output for one CRD.
+type Table struct {
+	// CRD is the CRD's name, Version the one listed, Path the request.
+	CRD     string        `json:"crd"`
+	Version string        `json:"version"`
+	Path    string        `json:"path"`
+	Status  int           `json:"status"`
+	Columns []TableColumn `json:"columns"`
+	Rows    []TableRow    `json:"rows"`
+	// Error is the Status message when the list failed.
+	Error string `json:"error,omitempty"`
+}
+
+// TableColumn is a column definition; Wide marks priority > 0 columns, shown by -o wide only.
+type TableColumn struct {
+	Name        string `json:"name"`
+	Type        string `json:"type"`
+	Format      string `json:"format,omitempty"`
+	Description string `json:"description,omitempty"`
+	Priority    int32  `json:"priority"`
+	Wide        bool   `json:"wide"`
+}
+
+// TableRow is one object's row: its cells in column order (strings, numbers, booleans or null).
+type TableRow struct {
+	Namespace string            `json:"namespace,omitempty"`
+	Name      string            `json:"name"`
+	Cells     []json.RawMessage `json:"cells"`
+}
+
+// Exchange is one HTTP request of an evaluation and the API's response.
+type Exchange struct {
+	Method      string `json:"method"`
+	Path        string `json:"path"`
+	ContentType string `json:"contentType,omitempty"`
+	Accept      string `json:"accept,omitempty"`
+	// RequestBody and Body are text (JSON or YAML).
+	RequestBody string   `json:"requestBody,omitempty"`
+	Status      int      `json:"status"`
+	Warnings    []string `json:"warnings"`
+	Body        string   `json:"body"`
+}
+
+// Timings of an evaluation, in milliseconds.
+type Timings struct {
+	Total float64 `json:"total"`
+	// CRDs is the time spent installing the CRDs (0 when cached), Objects the rest.
+	CRDs    float64 `json:"crds"`
+	Objects float64 `json:"objects"`
+}
