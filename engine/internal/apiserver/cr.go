@@ -494,10 +494,22 @@ func (r *crRequest) store(ctx context.Context, obj *unstructured.Unstructured, d
 			// kube-apiserver passes encoding (conversion) errors through unwrapped: a 500 without a reason.
 			return nil, err
 		}
+		key := r.key(r.info.Namespace, o.GetName())
 		if dryRun {
-			return r.storedResult(data, 0)
+			// As the dry-run storage: a name in use is a conflict as for a real create, and the object, never
+			// stored, has no resourceVersion.
+			if _, err := r.s.cfg.Storage.Get(ctx, key); err == nil {
+				return nil, apierrors.NewAlreadyExists(r.gr(), o.GetName())
+			} else if !errors.Is(err, storage.ErrNotFound) {
+				return nil, storageUnavailable(err)
+			}
+			out, err := r.storedResult(data, 0)
+			if err == nil {
+				out.SetResourceVersion("")
+			}
+			return out, err
 		}
-		rev, err := r.s.cfg.Storage.Create(ctx, r.key(r.info.Namespace, o.GetName()), data)
+		rev, err := r.s.cfg.Storage.Create(ctx, key, data)
 		if err == nil {
 			return r.storedResult(data, rev)
 		}

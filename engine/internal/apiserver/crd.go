@@ -172,6 +172,8 @@ func (s *Server) serveCRD(w http.ResponseWriter, req *http.Request, rec *warning
 		res, err = r.patch()
 	case info.Subresource == "" && info.Verb == "delete":
 		res, err = r.delete()
+	case info.Subresource == "" && info.Verb == "deletecollection":
+		res, err = r.deleteCollection()
 	case info.Subresource == "":
 		err = apierrors.NewMethodNotSupported(crdGR, info.Verb)
 	default:
@@ -288,7 +290,10 @@ func crdList(page listPage) *apiextensionsv1.CustomResourceDefinitionList {
 	list.RemainingItemCount = page.remaining
 	list.Items = []apiextensionsv1.CustomResourceDefinition{}
 	for _, o := range page.items {
-		list.Items = append(list.Items, *o.(*apiextensionsv1.CustomResourceDefinition))
+		// The items of a typed list carry no apiVersion and kind: only the list is stamped when encoded.
+		crd := *o.(*apiextensionsv1.CustomResourceDefinition)
+		crd.TypeMeta = metav1.TypeMeta{}
+		list.Items = append(list.Items, crd)
 	}
 	return list
 }
@@ -701,4 +706,83 @@ func (r *crdRequest) delete() (reply, error) {
 	}
 	r.s.runControllers(ctx)
 	return reply{code: http.StatusOK, obj: out}, nil
+}
+
+// deleteCollection is the generic registry's DeleteCollection, which for CRDs does not go through the CRD
+// registry's Delete (the generic store calls its own): a selected CRD without finalizers is removed at once,
+// without the customresourcecleanup finalizer, so its objects are not deleted and reappear if a CRD of that name
+// comes back. The answer is the list as it was before the deletions.
+func (r *crdRequest) deleteCollection() (reply, error) {
+	ctx := r.req.Context()
+	body, err := readBody(r.req, r.s.cfg.MaxRequestBytes)
+	if err != nil {
+		return reply{}, err
+	}
+	opts, err := deleteOptions(r.req, body)
+	if err != nil {
+		return reply{}, err
+	}
+	lopts, err := r.listOptions()
+	if err != nil {
+		return reply{}, err
+	}
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	page, err := r.s.listState(ctx, lopts, crdListSource(lopts))
+	if err != nil {
+		return reply{}, err
+	}
+	dryRun := len(opts.DryRun) > 0
+	for _, o := range page.items {
+		if err := r.s.deleteCRDGeneric(ctx, o.(*apiextensionsv1.CustomResourceDefinition), opts, dryRun); err != nil && !apierrors.IsNotFound(err) {
+			return reply{}, err
+		}
+	}
+	if !dryRun {
+		r.s.runControllers(ctx)
+	}
+	return reply{code: http.StatusOK, obj: crdList(page)}, nil
+}
+
+// deleteCRDGeneric deletes a CRD as the generic store does: at once without finalizers, otherwise by marking it
+// (deletionTimestamp and the garbage collector's finalizers the options ask for).
+func (s *Server) deleteCRDGeneric(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, opts *metav1.DeleteOptions, dryRun bool) error {
+	if p := opts.Preconditions; p != nil {
+		if p.UID != nil && *p.UID != crd.UID {
+			return apierrors.NewConflict(crdGR, crd.Name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, crd.UID))
+		}
+		if p.ResourceVersion != nil && *p.ResourceVersion != crd.ResourceVersion {
+			return apierrors.NewConflict(crdGR, crd.Name, fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, crd.ResourceVersion))
+		}
+	}
+	next := crd.DeepCopy()
+	next.Finalizers = gcFinalizers(next.Finalizers, opts)
+	if len(next.Finalizers) == 0 {
+		if dryRun {
+			return nil
+		}
+		rev, _ := strconv.ParseInt(crd.ResourceVersion, 10, 64)
+		if _, err := s.cfg.Storage.Delete(ctx, crdKey(crd.Name), rev); err != nil {
+			if errors.Is(err, storage.ErrNotFound) {
+				return apierrors.NewNotFound(crdGR, crd.Name)
+			}
+			return storageUnavailable(err)
+		}
+		s.infos.Delete(crd.Name)
+		return nil
+	}
+	if next.DeletionTimestamp == nil {
+		now := metav1.NewTime(s.now())
+		next.DeletionTimestamp = &now
+		zero := int64(0)
+		next.DeletionGracePeriodSeconds = &zero
+		if next.Generation > 0 {
+			next.Generation++
+		}
+	}
+	if dryRun {
+		return nil
+	}
+	_, err := s.writeCRD(ctx, next, crd)
+	return err
 }

@@ -187,6 +187,8 @@ func gcFinalizers(current []string, opts *metav1.DeleteOptions) []string {
 	return out
 }
 
+// deleteCollection is the registry's DeleteCollection: list what the options select, delete each object (or mark
+// it, while it has finalizers), and answer with the list as it was before the deletions.
 func (r *crRequest) deleteCollection() (reply, error) {
 	ctx := ctxWithNamespace(r.req.Context(), r.info.Namespace)
 	body, err := readBody(r.req, r.s.cfg.MaxRequestBytes)
@@ -201,22 +203,21 @@ func (r *crRequest) deleteCollection() (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	items, rev, err := r.listMatching(ctx, lopts)
+	page, err := r.s.listState(ctx, lopts, r.listSource(lopts))
 	if err != nil {
 		return reply{}, err
 	}
 	list := &unstructured.UnstructuredList{Object: map[string]interface{}{}}
 	list.SetGroupVersionKind(r.vi.listKind)
-	list.SetResourceVersion(strconv.FormatInt(rev, 10))
-	list.SetContinue("")
-	for _, it := range items {
-		out, _, err := r.deleteOne(ctx, it.GetName(), opts)
-		if err != nil && !apierrors.IsNotFound(err) {
+	list.SetResourceVersion(strconv.FormatInt(page.rev, 10))
+	list.SetContinue(page.cont)
+	list.SetRemainingItemCount(page.remaining)
+	for _, o := range page.items {
+		u := o.(*unstructured.Unstructured)
+		if _, _, err := r.deleteOne(ctx, u.GetName(), opts); err != nil && !apierrors.IsNotFound(err) {
 			return reply{}, err
 		}
-		if out != nil {
-			list.Items = append(list.Items, *out)
-		}
+		list.Items = append(list.Items, *u)
 	}
 	return reply{code: http.StatusOK, obj: list}, nil
 }
