@@ -4,10 +4,13 @@
 package apiserver
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -122,6 +125,13 @@ func (s *Server) write(w http.ResponseWriter, req *http.Request, rec *warnings, 
 		body, _ = encode(st, false)
 		r.code, asYAML = int(st.Code), false
 	}
+	if !asYAML && (mt.Pretty || isPrettyPrint(req)) {
+		// The pretty serializer indents by two spaces and, unlike the compact one, ends without a newline.
+		var buf bytes.Buffer
+		if json.Indent(&buf, bytes.TrimSuffix(body, []byte("\n")), "", "  ") == nil {
+			body = buf.Bytes()
+		}
+	}
 	if asYAML {
 		w.Header().Set("Content-Type", "application/yaml")
 	} else {
@@ -130,6 +140,19 @@ func (s *Server) write(w http.ResponseWriter, req *http.Request, rec *warnings, 
 	w.Header().Set("Cache-Control", "no-cache, private")
 	w.WriteHeader(r.code)
 	w.Write(body)
+}
+
+// isPrettyPrint is the negotiation's rule for indented JSON: the pretty parameter when it parses as a bool,
+// otherwise whether the client looks like a browser or a command-line HTTP tool.
+func isPrettyPrint(req *http.Request) bool {
+	if req.URL != nil && strings.Contains(req.URL.RawQuery, "pretty") {
+		if pp := req.URL.Query().Get("pretty"); len(pp) > 0 {
+			pretty, _ := strconv.ParseBool(pp)
+			return pretty
+		}
+	}
+	ua := req.UserAgent()
+	return strings.HasPrefix(ua, "curl") || strings.HasPrefix(ua, "Wget") || strings.HasPrefix(ua, "Mozilla/5.0")
 }
 
 // notFound is the answer for paths nothing serves, as kube-apiserver's NotFound handler gives it.
