@@ -40,7 +40,6 @@ func cronTab(name, labels string) []byte {
 	return []byte(`{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":"` + name + `","labels":{` + labels + `}},"spec":{"cronSpec":"* * * * *"}}`)
 }
 
-
 // normaliseRV replaces resourceVersions, in objects and in "current: N" of messages.
 func normaliseRV(s string) string {
 	s = regexp.MustCompile(`"resourceVersion":"\d+"`).ReplaceAllString(s, `"resourceVersion":"<rv>"`)
@@ -169,7 +168,9 @@ func TestWatchLive(t *testing.T) {
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	do(h, "POST", crontabs, "application/json", cronTab("a", ""))
-	var list struct{ Metadata struct{ ResourceVersion string } }
+	var list struct {
+		Metadata struct{ ResourceVersion string }
+	}
 	json.Unmarshal(do(h, "GET", crontabs, "", nil).Body.Bytes(), &list)
 
 	resp, err := http.Get(srv.URL + crontabs + "?watch=1&labelSelector=app%3Dx&allowWatchBookmarks=true&timeoutSeconds=3&resourceVersion=" + list.Metadata.ResourceVersion)
@@ -190,7 +191,9 @@ func TestWatchLive(t *testing.T) {
 	if rec := do(h, "POST", "/apis/stable.example.com/v1/namespaces/other/crontabs", "application/json", cronTab("b", "")); rec.Code != 201 {
 		t.Fatalf("create elsewhere: %d %s", rec.Code, rec.Body)
 	}
-	var otherRV struct{ Metadata struct{ ResourceVersion string } }
+	var otherRV struct {
+		Metadata struct{ ResourceVersion string }
+	}
 	json.Unmarshal(do(h, "GET", "/apis/stable.example.com/v1/namespaces/other/crontabs/b", "", nil).Body.Bytes(), &otherRV)
 
 	var got []string
