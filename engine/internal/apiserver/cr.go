@@ -465,6 +465,9 @@ func (r *crRequest) create() (reply, error) {
 	dedupOwnerReferences(ctx, obj)
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(r.vi.kind)
+	// As in kube-apiserver's create handler, managedFields are computed before validation: a body with a value of
+	// the wrong type makes UpdateNoErrors log "[SHOULD NOT HAPPEN] failed to update managedFields" through klog,
+	// and validation then rejects the object with a 422. The oracle logs the same line for the same request.
 	obj = r.vi.fieldManager.UpdateNoErrors(live, obj, managerOrUserAgent(opts.FieldManager, r.req.UserAgent())).(*unstructured.Unstructured)
 
 	out, err := r.store(ctx, obj, len(opts.DryRun) > 0)
@@ -595,6 +598,8 @@ func (r *crRequest) guaranteedUpdate(ctx context.Context, strategy updateStrateg
 	if rv != strconv.FormatInt(o.Revision, 10) {
 		return nil, false, apierrors.NewConflict(r.gr(), name, fmt.Errorf(optimisticLockErrorMsg))
 	}
+	// BeforeUpdate logs "Found duplicate validation error" (klog, info) when upstream's checks report one problem
+	// twice, such as a finalizer added while the object is being deleted; kube-apiserver logs it alike.
 	if err := rest.BeforeUpdate(strategy, ctx, obj, existing); err != nil {
 		return nil, false, err
 	}
