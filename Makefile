@@ -10,6 +10,8 @@ GO ?= go
 ADDR ?= 127.0.0.1:8080
 # Extra flags for crdplay-server, e.g. make run RUN_FLAGS=--log-requests
 RUN_FLAGS ?=
+# Where make run-etcd's embedded etcd keeps its data, across restarts; delete it to start empty.
+ETCD_DATA_DIR ?= build/etcd-data
 
 # The workspace in which the engine is built for js/wasm: go.work plus a copy of k8s.io/apiserver whose
 # pkg/util/webhook keeps only validation.go (see tools/wasmws and docs/architecture.md). Only commands that set
@@ -33,11 +35,12 @@ TEST_SITE_DIR := build/web-test
 BENCH_SITE_DIR := build/web-release
 WEBBUILD_FLAGS ?=
 
-.PHONY: help run build site test $(TEST_TARGETS) bench wasm-workspace need-node need-chromium clean
+.PHONY: help run run-etcd build site test $(TEST_TARGETS) bench wasm-workspace need-node need-chromium clean
 
 help:
 	@echo 'make run    build, then serve on http://$(ADDR) with in-memory storage (RUN_FLAGS=--log-requests)'
 	@echo 'make run    ... and the playground at http://$(ADDR)/ (the site in $(SITE_DIR))'
+	@echo 'make run-etcd  the same with objects in an etcd run inside the server (data in $(ETCD_DATA_DIR))'
 	@echo 'make test   every test: vet, gofmt, templ drift, tsc; Go natively; Go under GOOS=js GOARCH=wasm in node;'
 	@echo '            the bridge in node and the playground in headless Chromium (test-browser)'
 	@echo 'make bench  reports: engine size for the browser, page load times, API throughput on memory and etcd'
@@ -57,6 +60,11 @@ site: node_modules/.package-lock.json
 # exec, so that the server itself receives Ctrl-C and SIGTERM and shuts down gracefully.
 run: build
 	exec ./bin/crdplay-server --addr $(ADDR) --storage memory --site $(SITE_DIR) $(RUN_FLAGS)
+
+# run-etcd keeps objects in a real etcd that the server starts in-process on a loopback port (nothing to install);
+# they survive restarts in ETCD_DATA_DIR.
+run-etcd: build
+	exec ./bin/crdplay-server --addr $(ADDR) --storage etcd --etcd-embedded --data-dir $(ETCD_DATA_DIR) --site $(SITE_DIR) $(RUN_FLAGS)
 
 ## Testing
 
