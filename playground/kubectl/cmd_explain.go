@@ -65,7 +65,8 @@ func (k *kubectl) runExplain(o *explainOptions, args []string) error {
 	}
 	cands := d.resourcesFor(schema.GroupVersionResource{Resource: fields[0]})
 	if len(cands) == 0 {
-		return fmt.Errorf("the server doesn't have a resource type %q", fields[0])
+		// The RESTMapper's NoResourceMatchError, which kubectl prints without "error: ".
+		return &noResourceMatchError{resource: fields[0]}
 	}
 	gvr := cands[0].gv.WithResource(cands[0].res.Name)
 	var fieldsPath []string
@@ -82,7 +83,7 @@ func (k *kubectl) runExplain(o *explainOptions, args []string) error {
 					if err != nil {
 						return err
 					}
-					fieldsPath = sub[1:]
+					fieldsPath = sub
 				}
 				matched = true
 				break

@@ -41,6 +41,8 @@ func (k *kubectl) errorMessage(err error) string {
 		return s
 	}
 	switch e := err.(type) {
+	case *noResourceMatchError:
+		return e.Error()
 	case utilerrors.Aggregate:
 		return multipleErrors("", e.Errors())
 	case *notSupportedError:
@@ -158,4 +160,11 @@ func enhanceListError(err error, o builderOptions, subj string) error {
 		return fmt.Errorf("Unable to find %q that match label selector %q, field selector %q: %v", subj, o.labelSelector, o.fieldSelector, err)
 	}
 	return err
+}
+
+// noResourceMatchError is meta.NoResourceMatchError as kubectl's CheckErr prints it.
+type noResourceMatchError struct{ resource string }
+
+func (e *noResourceMatchError) Error() string {
+	return fmt.Sprintf("the server doesn't have a resource type %q", e.resource)
 }

@@ -425,62 +425,88 @@ func normalizeURL(u string) string {
 
 var reAge = regexp.MustCompile(`^(\d+[smhdy])+$|^<unknown>$|^<invalid>$`)
 
-// normalizeAgeColumns replaces the cells of table columns headed AGE by "<age>" and pads that column to a
-// fixed width, leaving every other column as it was (so alignment is still compared).
+// normalizeAgeColumns replaces the cells of table columns that hold ages (every cell a duration such as
+// "5s" or "3m2s": AGE, and printer columns of type date) by "<age>" and pads those columns to a fixed
+// width, leaving every other column as it was, so that alignment is still compared.
 func normalizeAgeColumns(s string) string {
 	lines := strings.Split(s, "\n")
 	for i := 0; i < len(lines); i++ {
 		h := lines[i]
-		idx := ageHeader(h)
-		if idx < 0 {
+		if !strings.HasPrefix(h, "NAME") {
 			continue
 		}
-		end := -1 // start of the column after AGE, or -1 when AGE is last
-		if rest := h[idx+3:]; strings.TrimLeft(rest, " ") != "" {
-			end = idx + 3 + (len(rest) - len(strings.TrimLeft(rest, " ")))
+		starts := columnStarts(h)
+		end := i + 1
+		for end < len(lines) && lines[end] != "" && !strings.HasPrefix(lines[end], "NAME") {
+			end++
 		}
-		rewrite := func(line, cell string) string {
-			if end < 0 {
-				return line[:idx] + cell
+		rows := lines[i+1 : end]
+		// Right to left: rewriting a column moves only the text after its start.
+		for c := len(starts) - 1; c >= 0; c-- {
+			start := starts[c]
+			next := -1
+			if c+1 < len(starts) {
+				next = starts[c+1]
 			}
-			tail := ""
-			if len(line) > end {
-				tail = line[end:]
+			cell := func(l string) string {
+				if len(l) <= start {
+					return ""
+				}
+				if next < 0 || next > len(l) {
+					return strings.TrimSpace(l[start:])
+				}
+				return strings.TrimSpace(l[start:next])
 			}
-			return line[:idx] + fmt.Sprintf("%-8s", cell) + tail
+			isAge, any := true, false
+			for _, r := range rows {
+				v := cell(r)
+				if v == "" {
+					continue
+				}
+				any = true
+				if !reAge.MatchString(v) {
+					isAge = false
+					break
+				}
+			}
+			if !isAge || !any {
+				continue
+			}
+			rewrite := func(l, v string) string {
+				for len(l) < start {
+					l += " "
+				}
+				if next < 0 {
+					return l[:start] + v
+				}
+				tail := ""
+				if len(l) > next {
+					tail = l[next:]
+				}
+				return l[:start] + fmt.Sprintf("%-8s", v) + tail
+			}
+			lines[i] = rewrite(lines[i], cell(lines[i]))
+			for j := range rows {
+				if cell(rows[j]) != "" {
+					rows[j] = rewrite(rows[j], "<age>")
+				}
+			}
 		}
-		lines[i] = rewrite(h, "AGE")
-		for j := i + 1; j < len(lines) && lines[j] != ""; j++ {
-			l := lines[j]
-			if len(l) <= idx {
-				break
-			}
-			cellEnd := len(l)
-			if end >= 0 && end < len(l) {
-				cellEnd = end
-			}
-			cell := strings.TrimSpace(l[idx:cellEnd])
-			if !reAge.MatchString(cell) {
-				break
-			}
-			lines[j] = rewrite(l, "<age>")
-			i = j
-		}
+		i = end - 1
 	}
 	return strings.Join(lines, "\n")
 }
 
-// ageHeader is the byte offset of an AGE column in a table header line, or -1.
-func ageHeader(line string) int {
-	if !strings.HasPrefix(line, "NAME") && !strings.HasPrefix(line, "NAMESPACE") {
-		return -1
-	}
-	for i := 0; i+3 <= len(line); i++ {
-		if line[i:i+3] == "AGE" && (i == 0 || line[i-1] == ' ') && (i+3 == len(line) || line[i+3] == ' ') {
-			return i
+// columnStarts are the offsets where a table header's columns start: after two or more spaces (tab writer
+// padding is three; single spaces belong to names like "CREATED AT").
+func columnStarts(header string) []int {
+	starts := []int{0}
+	for i := 1; i < len(header); i++ {
+		if header[i] != ' ' && header[i-1] == ' ' && i >= 2 && header[i-2] == ' ' {
+			starts = append(starts, i)
 		}
 	}
-	return -1
+	return starts
 }
 
 func lineDiff(want, got string) string {
