@@ -100,7 +100,7 @@ console.log(`| engine ready, cold (brotli) | ${f(cold.ready)} ms | 2000 ms | ${v
 console.log(`| re-evaluation after an edit, CronTab example, median of ${ev.length} | ${evMedian.toFixed(1)} ms | 20 ms | ${verdict(evMedian, 20)} |`);
 const sorted = [...rtt].sort((a, b) => a - b);
 console.log(`\nRe-evaluation: p90 ${ev[Math.floor(ev.length * 0.9)].toFixed(1)} ms, max ${ev[ev.length - 1].toFixed(1)} ms ` +
-  '(every evaluation resets the store, then creates the CRD and the object through window.crdplay.request).');
+  '(an edit of the object: the previous object is deleted and the new one created, then listed as a Table and read back; the CRD stays).');
 console.log(`Round trip of GET /version through window.crdplay (page -> worker -> engine -> page), ${rtt.length} requests:` +
   ` median ${sorted[rtt.length >> 1].toFixed(2)} ms, p90 ${sorted[Math.floor(rtt.length * 0.9)].toFixed(2)} ms,` +
   ` max ${sorted[rtt.length - 1].toFixed(2)} ms`);

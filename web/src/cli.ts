@@ -16,7 +16,8 @@ export interface CLIHost {
   ready: Promise<unknown>;
 }
 
-const HELP = `Commands run against the engine's store as the last evaluation left it:
+const HELP = `Commands run against the API of window.crdplay.request (its own store: apply the editors' texts first,
+e.g. POST /apis/apiextensions.k8s.io/v1/customresourcedefinitions @crd):
   kubectl get crontabs -o yaml       kubectl's verbs (apply -f crd.yaml|objects.yaml, get, describe,
   kubectl explain crontab.spec       scale, patch, delete, explain, api-resources), when the engine has them
   GET /apis/stable.example.com/v1    a raw request; the answer is printed as the API sent it

@@ -66,6 +66,11 @@ export interface ObjectResult {
   /** The object read back in each served version. */
   versions: { version: string; status: number; body: any }[];
   scale?: any;
+  /** From crdplay.evaluate: the differences with positions in the stored YAML, which it also gives. */
+  marks?: { kind: string; path: string; stored?: { line: number } }[];
+  storedYAML?: string;
+  /** The CEL budget this object's validation used. */
+  runtimeCost?: { used: number; budget: number };
 }
 
 export interface Evaluation {
@@ -73,6 +78,14 @@ export interface Evaluation {
   objects: ObjectResult[];
   diagnostics: Diagnostic[];
   log: Exchange[];
+  /** kubectl get tables (meta.k8s.io Table bodies), one per resource. */
+  tables: { title: string; table: any }[];
+  /** Estimated CEL costs per CRD version and the limits (crdplay.evaluate only). */
+  cel?: { crd: string; version: string; cost: import('./gosession').GoVersionCost }[];
+  celLimits?: { perExpression: number; perCRD: number; perCall: number; runtimeBudget: number };
+  /** Which path produced this: the engine's playground package, or requests from the page. */
+  via: 'evaluate' | 'requests';
+  crdCached?: boolean;
   ms: number;
 }
 
@@ -287,7 +300,16 @@ export async function evaluate(crdplay: { request: Send; reset(): Promise<void> 
     }
   }
   session.crds = crds;
-  return { crds, objects, diagnostics, log, ms: performance.now() - start };
+  const tables: Evaluation['tables'] = [];
+  const seen = new Set<string>();
+  for (const o of objects) {
+    if (o.table?.kind !== 'Table') continue;
+    const title = `${o.input && (o.input as any).kind} (${(o.input as any)?.apiVersion})`;
+    if (seen.has(title)) continue;
+    seen.add(title);
+    tables.push({ title, table: o.table });
+  }
+  return { crds, objects, diagnostics, log, tables, via: 'requests', ms: performance.now() - start };
 }
 
 /**

@@ -12,6 +12,7 @@ import { kindSchemas, type KindSchema } from './schema';
 import { DEFAULT_EXAMPLE, loadExamples, type Example } from './examples';
 import { exchange, h, renderCEL, renderExplain, renderLog, renderResult, renderTable, renderVersions } from './panes';
 import { mountCLI } from './cli';
+import { evaluateGo, type GoSession } from './gosession';
 import { DEFAULT_WEBHOOK, Webhook } from './webhook';
 
 interface Assets {
@@ -248,6 +249,7 @@ app.client.ready.then(({ version, timings }) => {
 
 // 7. Evaluation: debounced on edits, one at a time, the latest input wins.
 const session: Session = { created: [] };
+const goSession: GoSession = {};
 let timer = 0;
 let dirty = false;
 let running = false;
@@ -268,7 +270,11 @@ async function run(): Promise<void> {
   try {
     do {
       dirty = false;
-      const ev = await evaluate(app.client, { crd: app.editors.text('crd'), objects: app.editors.text('objects'), old: app.editors.text('old'), mode: app.mode }, session);
+      const inputs = { crd: app.editors.text('crd'), objects: app.editors.text('objects'), old: app.editors.text('old'), mode: app.mode };
+      // The engine's own evaluator when the wasm has it (?via=requests forces the page's requests).
+      const ev = app.client.has('evaluate') && params.get('via') !== 'requests'
+        ? await evaluateGo((input) => app.client.call('evaluate', input), inputs, goSession)
+        : await evaluate(app.client, inputs, session);
       if (dirty) continue; // stale: the text changed meanwhile
       show(ev);
     } while (dirty);
@@ -289,11 +295,13 @@ function show(ev: Evaluation): void {
   const ks = kinds();
   renderResult($('pane-result')!, ev);
   renderCEL($('pane-cel')!, ks, ev);
-  renderTable($('pane-table')!, ev, app.wide, (w) => { app.wide = w; renderTable($('pane-table')!, ev, w, () => {}); });
+  const table = (): void => renderTable($('pane-table')!, ev, app.wide, (w) => { app.wide = w; table(); });
+  table();
   renderVersions($('pane-versions')!, ev, webhookBox);
   renderExplain($('pane-explain')!, ks);
   summarize(ev.diagnostics);
   document.body.dataset.runs = String(app.runs);
+  document.body.dataset.via = ev.via;
   const st = $('status');
   if (st) st.dataset.evaluated = `${ev.ms.toFixed(1)}`;
 }

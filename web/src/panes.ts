@@ -75,13 +75,29 @@ function objectResult(o: ObjectResult): HTMLElement {
   }
   const marks = new Map<string, string>();
   for (const p of o.defaulted) marks.set(p, 'defaulted');
+  const others = (o.marks ?? []).filter((m) => m.kind !== 'pruned' && m.kind !== 'defaulted');
   sec.append(h('div', { class: 'marks' },
     o.defaulted.length ? h('span', { class: 'mark defaulted' }, `defaulted: ${o.defaulted.join(', ')}`) : null,
     o.pruned.length ? h('span', { class: 'mark pruned' }, `pruned: ${o.pruned.join(', ')}`) : null,
+    ...others.map((m) => h('span', { class: `mark ${m.kind}` }, `${m.kind}: ${m.path}`)),
+    o.runtimeCost ? h('span', { class: 'mark cost' }, `CEL runtime cost ${o.runtimeCost.used} of ${o.runtimeCost.budget}`) : null,
   ));
-  const shown = structuredClone(o.body);
-  if (shown?.metadata) delete shown.metadata.managedFields;
-  const yaml = pre(stringify(shown, marks), 'stored');
+  let text: string;
+  if (o.storedYAML) {
+    // The engine's kubectl-style YAML; its marks carry their line in it.
+    const lines = o.storedYAML.replace(/\n$/, '').split('\n');
+    for (const m of o.marks ?? []) {
+      if (m.stored && m.kind !== 'pruned' && lines[m.stored.line - 1] !== undefined && !lines[m.stored.line - 1].includes('  # ')) {
+        lines[m.stored.line - 1] += `  # ${m.kind}`;
+      }
+    }
+    text = lines.join('\n') + '\n';
+  } else {
+    const shown = structuredClone(o.body);
+    if (shown?.metadata) delete shown.metadata.managedFields;
+    text = stringify(shown, marks);
+  }
+  const yaml = pre(text, 'stored');
   yaml.setAttribute('data-stored', '');
   sec.append(h('details', { open: true }, h('summary', {}, 'stored object (managedFields hidden)'), yaml));
   if (o.scale) sec.append(h('details', {}, h('summary', {}, 'scale subresource'), pre(stringify(o.scale))));
@@ -97,6 +113,27 @@ export function renderCEL(pane: HTMLElement, kinds: KindSchema[], ev: Evaluation
     if (rs.length) out.push(h('table', { class: 'grid' }, h('tr', {}, h('th', {}, 'field'), h('th', {}, 'rule'), h('th', {}, 'message')),
       ...rs.map((r) => h('tr', {}, h('td', {}, h('code', {}, r.path)), h('td', {}, h('code', {}, r.rule)), h('td', {}, r.message ?? '')))));
   }
+  if (ev?.cel?.length) {
+    out.length = 0;
+    const lim = ev.celLimits;
+    if (lim) out.push(h('p', { class: 'muted' }, `Limits: ${lim.perExpression.toLocaleString()} per expression, ${lim.perCRD.toLocaleString()} per CRD (estimated); ${lim.runtimeBudget.toLocaleString()} at run time per object.`));
+    for (const c of ev.cel) {
+      if (!c.cost?.rules?.length && !c.cost?.skipped) continue;
+      out.push(h('h3', {}, `${c.crd} ${c.version}: estimated ${c.cost.total.toLocaleString()}${c.cost.exceedsLimit ? ' (over the limit)' : ''}`));
+      if (c.cost.skipped) out.push(h('p', { class: 'muted' }, c.cost.skipped));
+      out.push(h('table', { class: 'grid cel' },
+        h('tr', {}, h('th', {}, 'field'), h('th', {}, 'rule'), h('th', {}, 'estimated cost'), h('th', {}, 'cardinality'), h('th', {}, '')),
+        ...c.cost.rules.map((r) => h('tr', { class: r.exceedsLimit || r.error ? 'over' : '' },
+          h('td', {}, h('code', {}, r.self || r.field)), h('td', {}, h('code', {}, r.rule), r.transition ? h('span', { class: 'muted' }, ' (transition rule)') : null),
+          h('td', {}, `${r.cost.toLocaleString()} × ${r.cardinality.toLocaleString()}${r.cardinalityBounded ? '' : ' (unbounded)'}`),
+          h('td', {}, String(r.cardinality)), h('td', { class: r.error ? 'error' : '' }, r.error ?? (r.exceedsLimit ? 'exceeds the limit' : ''))))));
+    }
+    const runtime = ev.objects.filter((o) => o.runtimeCost);
+    if (runtime.length) {
+      out.push(h('h3', {}, 'Runtime cost of the objects'));
+      out.push(h('ul', {}, ...runtime.map((o) => h('li', {}, `${o.title}: ${o.runtimeCost!.used.toLocaleString()} of ${o.runtimeCost!.budget.toLocaleString()}`))));
+    }
+  }
   const celMsgs = (ev?.diagnostics ?? []).filter((d) => /cost|CEL|rule|x-kubernetes-validations/i.test(d.message));
   if (celMsgs.length) {
     out.push(h('h3', {}, 'What the engine said about rules'));
@@ -111,15 +148,9 @@ export function renderTable(pane: HTMLElement, ev: Evaluation, wide: boolean, on
   const toggle = h('label', { class: 'toggle' }, h('input', { type: 'checkbox', id: 'table-wide', checked: wide }), ' wide (-o wide)');
   toggle.querySelector('input')!.addEventListener('change', (e) => onWide((e.target as HTMLInputElement).checked));
   const out: Node[] = [toggle];
-  const seen = new Set<string>();
-  for (const o of ev.objects) {
-    const t = o.table;
-    if (!t || t.kind !== 'Table') continue;
-    const key = JSON.stringify(t.columnDefinitions) + o.title.split(' ')[0];
-    if (seen.has(key)) continue;
-    seen.add(key);
+  for (const { title, table: t } of ev.tables) {
     const cols = (t.columnDefinitions as any[]).map((c, i) => ({ ...c, i })).filter((c) => wide || !c.priority);
-    out.push(h('h3', {}, `kubectl get ${o.title.split(' ')[0].toLowerCase()}${wide ? ' -o wide' : ''}`));
+    out.push(h('h3', {}, `kubectl get ${title}${wide ? ' -o wide' : ''}`));
     out.push(h('table', { class: 'grid kubectl' },
       h('tr', {}, ...cols.map((c) => h('th', { title: c.description ?? '' }, String(c.name).toUpperCase()))),
       ...(t.rows as any[]).map((r) => h('tr', {}, ...cols.map((c) => h('td', {}, cell(r.cells[c.i], c.format, c.type))))),
