@@ -8,7 +8,7 @@ import { h, prettyJSON } from './panes';
 export interface CLIHost {
   request(req: CrdplayRequest): Promise<CrdplayResponse>;
   /** The engine's kubectl, or null when this build has none. */
-  kubectl: ((args: string[], files: Record<string, string>) => Promise<{ output: string; exitCode?: number; requests?: Exchange[] }>) | null;
+  kubectl: ((commandLine: string, files: Record<string, string>) => Promise<{ output: string; exitCode?: number; requests?: Exchange[] }>) | null;
   /** Editor texts, for -f crd.yaml / objects.yaml / old.yaml and @crd bodies. */
   files(): Record<string, string>;
   /** Adds exchanges to the HTTP log. */
@@ -88,7 +88,7 @@ async function execute(line: string, host: CLIHost): Promise<string> {
     if (!host.kubectl) {
       return 'kubectl is not in this engine build yet; raw requests work: GET /apis, GET /apis/<group>/<version>/namespaces/default/<plural>';
     }
-    const res = await host.kubectl(argv.slice(1), host.files());
+    const res = await host.kubectl(line, host.files());
     if (res.requests?.length) host.logged(res.requests);
     return res.output + (res.exitCode ? `\n(exit status ${res.exitCode})` : '');
   }
@@ -109,4 +109,29 @@ async function execute(line: string, host: CLIHost): Promise<string> {
     return `HTTP ${resp.status}\n${warnings}${prettyJSON(resp.body)}`;
   }
   return `unknown command: ${argv[0]} (try "help")`;
+}
+
+/** kubectl's result as the engine's emulation (crdplay/playground/kubectl) returns it. */
+interface KubectlResult {
+  stdout: string;
+  stderr: string;
+  exitCode: number;
+  requests: { method: string; path: string; query?: string; requestHeaders?: Record<string, string>; requestBody?: string; status: number; responseHeaders?: Record<string, string>; responseBody?: string }[];
+}
+
+/**
+ * The command line's kubectl over the bridge's crdplay.kubectl: the command line and the editors' files in
+ * (as JSON), what kubectl printed and the requests it made out.
+ */
+export function kubectlVia(call: (arg: string) => Promise<unknown>) {
+  return async (commandLine: string, files: Record<string, string>) => {
+    const raw = await call(JSON.stringify({ commandLine, files }));
+    const r = (typeof raw === 'string' ? JSON.parse(raw) : raw) as KubectlResult;
+    const requests: Exchange[] = (r.requests ?? []).map((x) => ({
+      request: { method: x.method, path: x.path + (x.query ? `?${x.query}` : ''), headers: x.requestHeaders ?? {}, body: x.requestBody || undefined },
+      response: { status: x.status, headers: x.responseHeaders ?? {}, body: x.responseBody ?? '' },
+      ms: NaN,
+    }));
+    return { output: (r.stdout ?? '') + (r.stderr ?? ''), exitCode: r.exitCode, requests };
+  };
 }

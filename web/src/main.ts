@@ -11,7 +11,7 @@ import { documents, toValue } from './yaml';
 import { kindSchemas, type KindSchema } from './schema';
 import { DEFAULT_EXAMPLE, loadExamples, type Example } from './examples';
 import { exchange, h, renderCEL, renderExplain, renderLog, renderResult, renderTable, renderVersions } from './panes';
-import { mountCLI } from './cli';
+import { kubectlVia, mountCLI } from './cli';
 import { evaluateGo, type GoSession } from './gosession';
 import { DEFAULT_WEBHOOK, Webhook } from './webhook';
 
@@ -302,6 +302,13 @@ function show(ev: Evaluation): void {
   summarize(ev.diagnostics);
   document.body.dataset.runs = String(app.runs);
   document.body.dataset.via = ev.via;
+  if (embed) {
+    // "Open in crdplay" carries what the frame shows.
+    void encode(state()).then((frag) => {
+      const a = $<HTMLAnchorElement>('open-full');
+      if (a) a.href = new URL(`${assets.home || './'}#${frag}`, location.href).href;
+    }, () => {});
+  }
   const st = $('status');
   if (st) st.dataset.evaluated = `${ev.ms.toFixed(1)}`;
 }
@@ -351,7 +358,7 @@ void app.client.ready.then(() => {
   // The engine's kubectl: argv and the editor files in, output and the requests it made out.
   mountCLI($('pane-cli')!, {
     request: (req) => app.client.request(req),
-    kubectl: (args, files) => app.client.call('kubectl', { args, files }),
+    kubectl: kubectlVia((arg) => app.client.call('kubectl', arg)),
     files: () => ({ 'crd.yaml': app.editors.text('crd'), 'objects.yaml': app.editors.text('objects'), 'old.yaml': app.editors.text('old') }),
     logged: (x) => pushLog(x),
     ready: app.client.ready,

@@ -237,7 +237,7 @@ export function exchange(x: Exchange, i: number): HTMLElement {
   const body = resp ? prettyJSON(resp.body) : x.error ?? '';
   const respHeaders = resp ? Object.entries(resp.headers).flatMap(([k, v]) => ([] as string[]).concat(v).map((vv) => `${k}: ${vv}`)).join('\n') : '';
   return h('details', { class: 'exchange', 'data-i': String(i) },
-    h('summary', {}, resp ? statusBadge(resp.status) : h('span', { class: 'badge fault' }, 'ERR'), ` ${r.method ?? 'GET'} ${r.path}`, h('span', { class: 'muted' }, ` ${x.ms.toFixed(1)} ms`)),
+    h('summary', {}, resp ? statusBadge(resp.status) : h('span', { class: 'badge fault' }, 'ERR'), ` ${r.method ?? 'GET'} ${r.path}`, Number.isFinite(x.ms) ? h('span', { class: 'muted' }, ` ${x.ms.toFixed(1)} ms`) : null),
     pre(`${r.method ?? 'GET'} ${r.path}\n${headers}${r.body ? '\n\n' + r.body : ''}`, 'request'),
     pre(resp ? `HTTP ${resp.status}\n${respHeaders}\n\n${body}` : `bridge error: ${body}`, 'response'),
   );
