@@ -46,7 +46,7 @@ type crRequest struct {
 
 func (s *Server) serveCustomResource(w http.ResponseWriter, req *http.Request, rec *warnings, info *request.RequestInfo) {
 	ctx := req.Context()
-	crd, err := s.getCRD(ctx, info.Resource+"."+info.APIGroup)
+	crd, err := s.getCRDShared(ctx, info.Resource+"."+info.APIGroup)
 	if err != nil {
 		if errors.Is(err, storage.ErrNotFound) {
 			s.notFound(w, req, rec)

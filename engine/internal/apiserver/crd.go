@@ -41,6 +41,28 @@ const crdPrefix = keyPrefix + "/apiextensions.k8s.io/customresourcedefinitions/"
 
 func crdKey(name string) string { return crdPrefix + name }
 
+// getCRDShared is getCRD for callers that only read the CRD (serving its custom resources): it decodes a
+// CRD once per storage revision, as kube-apiserver serves custom resources from its CRD informer's cache
+// rather than from etcd. Decoding is what a request would otherwise pay for: about 25 ms natively, and more
+// in the browser, for the largest real CRDs (2.8 MB). The returned CRD is shared and must not be modified.
+func (s *Server) getCRDShared(ctx context.Context, name string) (*apiextensionsv1.CustomResourceDefinition, error) {
+	o, err := s.cfg.Storage.Get(ctx, crdKey(name))
+	if err != nil {
+		return nil, err
+	}
+	if v, ok := s.decoded.Load(name); ok {
+		if c := v.(*apiextensionsv1.CustomResourceDefinition); c.ResourceVersion == strconv.FormatInt(o.Revision, 10) {
+			return c, nil
+		}
+	}
+	c, err := decodeCRD(o)
+	if err != nil {
+		return nil, err
+	}
+	s.decoded.Store(name, c)
+	return c, nil
+}
+
 // getCRD reads a CRD from storage.
 func (s *Server) getCRD(ctx context.Context, name string) (*apiextensionsv1.CustomResourceDefinition, error) {
 	o, err := s.cfg.Storage.Get(ctx, crdKey(name))

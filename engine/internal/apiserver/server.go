@@ -43,8 +43,9 @@ type Server struct {
 	reqInfo *request.RequestInfoFactory
 
 	// mu serialises writes to CRDs, which run the naming and establishing "controllers" synchronously.
-	mu    sync.Mutex
-	infos sync.Map // CRD name -> *crdInfo, valid for the CRD's uid and resourceVersion
+	mu      sync.Mutex
+	infos   sync.Map // CRD name -> *crdInfo, valid for the CRD's uid and resourceVersion
+	decoded sync.Map // CRD name -> *CustomResourceDefinition as last decoded, see getCRDShared
 }
 
 // New returns a Server.
