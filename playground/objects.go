@@ -472,8 +472,11 @@ func (ev *evaluation) finish(o, old *object) {
 	if o.live == nil {
 		return
 	}
-	raw, _ := json.Marshal(o.live)
-	o.res.Stored = raw
+	if o.liveBody != nil {
+		o.res.Stored = rawJSON(o.liveBody)
+	} else {
+		o.res.Stored, _ = json.Marshal(o.live)
+	}
 	var storedDoc *yamlpos.Doc
 	if y, err := kubectlYAML(o.live); err == nil {
 		o.res.StoredYAML = y
@@ -512,7 +515,9 @@ func (ev *evaluation) finish(o, old *object) {
 			g = ev.do(http.MethodGet, o.crd.path(v, o.ns, o.res.Name), "", "application/json", nil)
 		}
 		view := VersionView{Version: v, Status: g.status, Object: rawJSON(g.body), Warnings: g.warnings}
-		if g.status == http.StatusOK {
+		if g.status == http.StatusOK && v == o.ver && bytes.Equal(g.body, o.liveBody) && o.res.StoredYAML != "" {
+			view.YAML = o.res.StoredYAML
+		} else if g.status == http.StatusOK {
 			var m map[string]interface{}
 			dec := json.NewDecoder(bytes.NewReader(g.body))
 			dec.UseNumber()
