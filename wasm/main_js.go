@@ -9,6 +9,7 @@
 //	crdplay.version()                              -> {revision, modified, go, kubernetes}
 //	crdplay.reset()                                -> Promise<void>: an empty store
 //	crdplay.setWebhook(fn | null)                  -> fn(reviewJSON, clientConfigJSON) -> Promise<string>
+//	crdplay.evaluate(inputJSON)                    -> Promise<resultJSON>: the playground's results (crdplay/playground)
 //
 // This is the only file that touches syscall/js on the engine's side, as tailscale's tsconnect keeps its
 // bridge in one file: the engine stays pure Go (engine/deps_test.go bans syscall/js there), and everything
@@ -53,6 +54,7 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/request"
 
 	"crdplay/engine"
+	"crdplay/playground"
 )
 
 const (
@@ -79,6 +81,9 @@ var (
 	handler atomic.Pointer[http.Handler]
 	// pageWebhook is the page's conversion function (a js.Value holding a function), or nil.
 	pageWebhook atomic.Pointer[js.Value]
+	// session is the playground's evaluator: an engine of its own (so that evaluations never touch the store
+	// that request() serves), sharing the page's conversion webhook.
+	session = playground.NewSession(playground.Options{Webhook: jsWebhook{}})
 	// kubernetesVersion is the gitVersion the engine reports on /version, read once at start.
 	kubernetesVersion string
 
@@ -103,6 +108,7 @@ func main() {
 		"version":    js.FuncOf(jsVersion),
 		"reset":      js.FuncOf(jsReset),
 		"setWebhook": js.FuncOf(jsSetWebhook),
+		"evaluate":   js.FuncOf(jsEvaluate),
 	}))
 	// Keep the program (and so the functions above) alive; the Go runtime yields to the event loop here.
 	select {}
@@ -174,6 +180,37 @@ func jsSetWebhook(_ js.Value, args []js.Value) any {
 	fn := args[0]
 	pageWebhook.Store(&fn)
 	return js.Undefined() // nil would be null
+}
+
+// jsEvaluate is crdplay.evaluate(inputJSON): a playground.Input as JSON in, a Promise of the
+// playground.Result as JSON out. Strings both ways, because a Result is a deep tree (schemas, objects) that
+// js.ValueOf would copy node by node, while JSON.parse does it natively. A malformed input is rejected at
+// once; evaluations run one at a time on their own goroutine, like requests.
+func jsEvaluate(_ js.Value, args []js.Value) any {
+	if len(args) == 0 || args[0].Type() != js.TypeString {
+		var got js.Value
+		if len(args) > 0 {
+			got = args[0]
+		}
+		return rejected(&bridgeError{msg: "crdplay.evaluate: want a JSON string (JSON.stringify of the input), got " + typeName(got)})
+	}
+	var in playground.Input
+	if err := json.Unmarshal([]byte(args[0].String()), &in); err != nil {
+		return rejected(&bridgeError{msg: "crdplay.evaluate: input: " + err.Error()})
+	}
+	return makePromise(func() (any, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+		defer cancel()
+		res, err := session.Evaluate(ctx, in)
+		if err != nil {
+			return nil, &bridgeError{msg: "crdplay.evaluate: " + err.Error()}
+		}
+		out, err := json.Marshal(res)
+		if err != nil {
+			return nil, err
+		}
+		return string(out), nil
+	})
 }
 
 // parseRequest turns the page's request object into an *http.Request as net/http's server would hand it to
