@@ -120,12 +120,12 @@ interface KubectlResult {
 }
 
 /**
- * The command line's kubectl over the bridge's crdplay.kubectl: the command line and the editors' files in
- * (as JSON), what kubectl printed and the requests it made out.
+ * The command line's kubectl over the bridge's crdplay.kubectl({args, files}): the command line and the
+ * editors' files in, what kubectl printed and the requests it made out. It shares request()'s store.
  */
-export function kubectlVia(call: (arg: string) => Promise<unknown>) {
+export function kubectlVia(call: (arg: unknown) => Promise<unknown>) {
   return async (commandLine: string, files: Record<string, string>) => {
-    const raw = await call(JSON.stringify({ commandLine, files }));
+    const raw = await call({ args: commandLine, files });
     const r = (typeof raw === 'string' ? JSON.parse(raw) : raw) as KubectlResult;
     const requests: Exchange[] = (r.requests ?? []).map((x) => ({
       request: { method: x.method, path: x.path + (x.query ? `?${x.query}` : ''), headers: x.requestHeaders ?? {}, body: x.requestBody || undefined },
