@@ -9,7 +9,7 @@ import { offsetOf } from './yaml';
 interface Span { line: number; column: number; endLine: number; endColumn: number }
 interface GoDiagnostic extends Span { source: string; document: number; field?: string; type: string; message: string; severity: 'error' | 'warning' | 'info'; exact: boolean }
 interface GoMark { kind: string; path: string; value?: unknown; input?: Span; stored?: Span }
-interface GoRule { field: string; self: string; rule: string; message?: string; messageExpression?: string; transition: boolean; maxCost: number; cardinality: number; cardinalityBounded: boolean; cost: number; messageExpressionCost?: number; exceedsLimit: boolean; error?: string }
+interface GoRule { field: string; self: string; rule: string; message?: string; messageExpression?: string; transition: boolean; optionalOldSelf?: boolean; maxCost: number; cardinality: number; cardinalityBounded: boolean; cost: number; messageExpressionCost?: number; exceedsLimit: boolean; error?: string }
 export interface GoVersionCost { version: string; rules: GoRule[]; total: number; exceedsLimit: boolean; skipped?: string }
 interface GoVersion { name: string; served: boolean; storage: boolean; cel: GoVersionCost }
 interface GoCRD {

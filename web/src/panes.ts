@@ -122,11 +122,13 @@ export function renderCEL(pane: HTMLElement, kinds: KindSchema[], ev: Evaluation
       out.push(h('h3', {}, `${c.crd} ${c.version}: estimated ${c.cost.total.toLocaleString()}${c.cost.exceedsLimit ? ' (over the limit)' : ''}`));
       if (c.cost.skipped) out.push(h('p', { class: 'muted' }, c.cost.skipped));
       out.push(h('table', { class: 'grid cel' },
-        h('tr', {}, h('th', {}, 'field'), h('th', {}, 'rule'), h('th', {}, 'estimated cost'), h('th', {}, 'cardinality'), h('th', {}, '')),
+        h('tr', {}, h('th', {}, 'field'), h('th', {}, 'rule'), h('th', { title: 'worst case of one evaluation × how many times it can run for one object' }, 'estimated cost'),
+          h('th', {}, `of ${lim ? lim.perExpression.toLocaleString() : 'the limit'}`)),
         ...c.cost.rules.map((r) => h('tr', { class: r.exceedsLimit || r.error ? 'over' : '' },
-          h('td', {}, h('code', {}, r.self || r.field)), h('td', {}, h('code', {}, r.rule), r.transition ? h('span', { class: 'muted' }, ' (transition rule)') : null),
-          h('td', {}, `${r.cost.toLocaleString()} × ${r.cardinality.toLocaleString()}${r.cardinalityBounded ? '' : ' (unbounded)'}`),
-          h('td', {}, String(r.cardinality)), h('td', { class: r.error ? 'error' : '' }, r.error ?? (r.exceedsLimit ? 'exceeds the limit' : ''))))));
+          h('td', {}, h('code', {}, r.self || r.field)),
+          h('td', {}, h('code', {}, r.rule), r.transition ? h('span', { class: 'muted' }, r.optionalOldSelf ? ' (transition rule, optionalOldSelf)' : ' (transition rule: updates only)') : null),
+          h('td', {}, `${r.maxCost.toLocaleString()} × ${r.cardinality.toLocaleString()}${r.cardinalityBounded ? '' : ' (no maxItems/maxProperties: estimated)'} = ${r.cost.toLocaleString()}`),
+          h('td', { class: r.error ? 'error' : '' }, r.error ?? (r.exceedsLimit ? 'exceeds the limit' : lim ? `${((r.cost / lim.perExpression) * 100).toPrecision(2)}%` : ''))))));
     }
     const runtime = ev.objects.filter((o) => o.runtimeCost);
     if (runtime.length) {
