@@ -127,60 +127,33 @@ func (ev *evaluation) installOne(d *yamlpos.Doc) CRDResult {
 		}
 	}
 
-	crd := decodeCRD(d)
-	if crd != nil {
-		res.Name = crd.Name
-		res.Group = crd.Spec.Group
-		res.Scope = string(crd.Spec.Scope)
-		res.Conversion = "None"
-		if crd.Spec.Conversion != nil && crd.Spec.Conversion.Strategy != "" {
-			res.Conversion = string(crd.Spec.Conversion.Strategy)
-		}
-		costs := celcost.Report(crd)
-		for i, v := range crd.Spec.Versions {
-			vi := VersionInfo{Name: v.Name, Served: v.Served, Storage: v.Storage, Deprecated: v.Deprecated, DeprecationWarning: v.DeprecationWarning}
-			if v.Subresources != nil {
-				vi.StatusSubresource = v.Subresources.Status != nil
-				vi.ScaleSubresource = v.Subresources.Scale != nil
-			}
-			for _, c := range v.AdditionalPrinterColumns {
-				vi.Columns = append(vi.Columns, PrinterColumn{Name: c.Name, Type: c.Type, JSONPath: c.JSONPath, Priority: c.Priority})
-			}
-			if i < len(costs) {
-				vi.CEL = costs[i]
-				for j := range vi.CEL.Rules {
-					r := &vi.CEL.Rules[j]
-					sp := d.LocateSegs(r.Segs).Span
-					r.Span = &sp
-				}
-			}
-			if v.Schema != nil && v.Schema.OpenAPIV3Schema != nil {
-				segs := []yamlpos.Seg{yamlpos.K("spec"), yamlpos.K("versions"), yamlpos.I(i), yamlpos.K("schema"), yamlpos.K("openAPIV3Schema")}
-				vi.Schema = explain.Build(v.Schema.OpenAPIV3Schema, segs, func(segs []yamlpos.Seg) *yamlpos.Span {
-					r := d.LocateSegs(segs)
-					if !r.Exact {
-						return nil
-					}
-					return &r.Span
-				})
-			}
-			res.Versions = append(res.Versions, vi)
-		}
-	}
 	if !res.Accepted {
+		// Refused: the text, read leniently, still has versions, rules to cost and schemas to explain.
+		if crd := decodeCRD(d); crd != nil {
+			ev.analyse(d, crd, &res)
+		}
 		return res
 	}
 
 	// What the naming and establishing controllers made of it (the engine runs them before it answers).
-	var created apiextensionsv1.CustomResourceDefinition
-	if err := json.Unmarshal(r.body, &created); err != nil || created.Name == "" {
+	var created struct {
+		Metadata struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(r.body, &created); err != nil || created.Metadata.Name == "" {
 		return res
 	}
-	g := ev.do(http.MethodGet, crdsPath+"/"+created.Name, "", "application/json", nil)
+	g := ev.do(http.MethodGet, crdsPath+"/"+created.Metadata.Name, "", "application/json", nil)
 	var live apiextensionsv1.CustomResourceDefinition
 	if g.status != http.StatusOK || json.Unmarshal(g.body, &live) != nil {
+		if crd := decodeCRD(d); crd != nil {
+			ev.analyse(d, crd, &res)
+		}
 		return res
 	}
+	// The CRD as the API holds it (defaults applied) is what the page explains: no need to decode the text.
+	ev.analyse(d, &live, &res)
 	res.Name = live.Name
 	n := live.Status.AcceptedNames
 	if n.Plural != "" || n.Kind != "" {
@@ -247,6 +220,48 @@ func (ev *evaluation) installOne(d *yamlpos.Doc) CRDResult {
 		st.served[gvk{c.group, v, c.kind}] = c
 	}
 	return res
+}
+
+// analyse fills what the playground derives from a CRD itself: its versions with their printer columns, the
+// cost report of their rules and their explain trees, placed in the document.
+func (ev *evaluation) analyse(d *yamlpos.Doc, crd *apiextensionsv1.CustomResourceDefinition, res *CRDResult) {
+	res.Name = crd.Name
+	res.Group = crd.Spec.Group
+	res.Scope = string(crd.Spec.Scope)
+	res.Conversion = "None"
+	if crd.Spec.Conversion != nil && crd.Spec.Conversion.Strategy != "" {
+		res.Conversion = string(crd.Spec.Conversion.Strategy)
+	}
+	costs := celcost.Report(crd)
+	for i, v := range crd.Spec.Versions {
+		vi := VersionInfo{Name: v.Name, Served: v.Served, Storage: v.Storage, Deprecated: v.Deprecated, DeprecationWarning: v.DeprecationWarning}
+		if v.Subresources != nil {
+			vi.StatusSubresource = v.Subresources.Status != nil
+			vi.ScaleSubresource = v.Subresources.Scale != nil
+		}
+		for _, c := range v.AdditionalPrinterColumns {
+			vi.Columns = append(vi.Columns, PrinterColumn{Name: c.Name, Type: c.Type, JSONPath: c.JSONPath, Priority: c.Priority})
+		}
+		if i < len(costs) {
+			vi.CEL = costs[i]
+			for j := range vi.CEL.Rules {
+				r := &vi.CEL.Rules[j]
+				sp := d.LocateSegs(r.Segs).Span
+				r.Span = &sp
+			}
+		}
+		if v.Schema != nil && v.Schema.OpenAPIV3Schema != nil {
+			segs := []yamlpos.Seg{yamlpos.K("spec"), yamlpos.K("versions"), yamlpos.I(i), yamlpos.K("schema"), yamlpos.K("openAPIV3Schema")}
+			vi.Schema = explain.Build(v.Schema.OpenAPIV3Schema, segs, func(segs []yamlpos.Seg) *yamlpos.Span {
+				r := d.LocateSegs(segs)
+				if !r.Exact {
+					return nil
+				}
+				return &r.Span
+			})
+		}
+		res.Versions = append(res.Versions, vi)
+	}
 }
 
 // decodeCRD reads a document as a v1 CRD for the playground's own analysis (costs, explain trees, versions),
