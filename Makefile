@@ -13,9 +13,10 @@ RUN_FLAGS ?=
 # Where make run-etcd's embedded etcd keeps its data, across restarts; delete it to start empty.
 ETCD_DATA_DIR ?= build/etcd-data
 
-# The workspace in which the engine is built for js/wasm: go.work plus a copy of k8s.io/apiserver whose
-# pkg/util/webhook keeps only validation.go (see tools/wasmws and docs/architecture.md). Only commands that set
-# GOWORK to it use it; plain `go build` and `go test` never do.
+# The workspace in which the engine is built for js/wasm: go.work plus copies of a few upstream modules from
+# which code the browser never runs is cut (network clients, unused registrations; the list and reasons are in
+# tools/wasmws, the effect in docs/architecture.md). Only commands that set GOWORK to it use it; plain
+# `go build` and `go test` never do.
 WASM_WS := $(CURDIR)/build/wasm
 WASM_ENV := GOWORK=$(WASM_WS)/go.work GOOS=js GOARCH=wasm
 # go test for js/wasm runs the test binary with go_js_wasm_exec (which calls node) found on PATH.
@@ -121,7 +122,7 @@ bench: wasm-workspace need-chromium node_modules/.package-lock.json
 
 ## Generated inputs and installed tools
 
-# Idempotent: tools/wasmws returns at once when build/wasm matches go.mod's k8s.io/apiserver.
+# Idempotent: tools/wasmws returns at once when build/wasm matches go.mod's versions and its list of cuts.
 wasm-workspace:
 	@$(GO) run ./tools/wasmws -o $(WASM_WS)
 
