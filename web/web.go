@@ -7,7 +7,10 @@ package web
 // index.html and "../assets/main-X.js" for embed/index.html), so that the site works under any prefix. The
 // bundle reads them back from the page's "crdplay-assets" JSON script element.
 type Assets struct {
-	// Script is the ES module bundle of web/src (the UI, CodeMirror and web/static/client.js).
+	// Boot is the first, small module (web/src/boot.ts with web/static/client.js): it starts the engine's
+	// worker, so that the wasm downloads while Script (the UI and CodeMirror) loads and builds the editors.
+	Boot string `json:"boot"`
+	// Script is the ES module bundle of the UI (web/src/main.ts, CodeMirror).
 	Script string `json:"script"`
 	// Style is the CSS bundle.
 	Style string `json:"style"`

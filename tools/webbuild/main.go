@@ -8,7 +8,8 @@
 //
 //	index.html              the playground (web/page.templ rendered with the asset names below)
 //	embed/index.html        the same page with minimal chrome, for iframes on docs sites
-//	assets/main.HASH.js     web/src bundled by esbuild's Go API (CodeMirror and web/static/client.js inside)
+//	assets/boot.HASH.js     web/src/boot.ts with web/static/client.js: starts the engine's worker first
+//	assets/main.HASH.js     web/src/main.ts bundled by esbuild's Go API (the UI, CodeMirror)
 //	assets/main.HASH.css    its styles
 //	assets/worker.HASH.js   web/static/worker.js, which runs the engine in a Web Worker
 //	assets/crdplay.HASH.wasm  the bridge (wasm/), GOOS=js GOARCH=wasm -trimpath -ldflags='-s -w' in the
@@ -124,8 +125,10 @@ func (b *builder) build() error {
 	if err := b.asset("main.css", bundle["main.css"]); err != nil {
 		return err
 	}
-	if err := b.script("main.js", bundle["main.js"], bundle["main.js.map"]); err != nil {
-		return err
+	for _, name := range []string{"boot.js", "main.js"} {
+		if err := b.script(name, bundle[name], bundle[name+".map"]); err != nil {
+			return err
+		}
 	}
 	worker, err := os.ReadFile(filepath.Join(b.root, "web", "static", "worker.js"))
 	if err != nil {
@@ -206,12 +209,12 @@ func (b *builder) build() error {
 	return b.removeStale()
 }
 
-// bundle runs esbuild on web/src/main.ts and returns its outputs by logical name (main.js, main.css, and
-// main.js.map, which keeps the name of the file it maps).
+// bundle runs esbuild on web/src/boot.ts and web/src/main.ts and returns the outputs by logical name
+// (boot.js, main.js, main.css, and the .js.map of each script).
 func (b *builder) bundle() (map[string][]byte, error) {
 	res := api.Build(api.BuildOptions{
 		AbsWorkingDir:     b.root,
-		EntryPoints:       []string{"web/src/main.ts"},
+		EntryPoints:       []string{"web/src/boot.ts", "web/src/main.ts"},
 		Bundle:            true,
 		Format:            api.FormatESModule,
 		Target:            api.ES2022,
@@ -234,8 +237,8 @@ func (b *builder) bundle() (map[string][]byte, error) {
 	for _, f := range res.OutputFiles {
 		outs[filepath.Base(f.Path)] = f.Contents
 	}
-	if outs["main.js"] == nil || outs["main.css"] == nil {
-		return nil, fmt.Errorf("esbuild wrote %v; want main.js and main.css", keys(outs))
+	if outs["boot.js"] == nil || outs["main.js"] == nil || outs["main.css"] == nil {
+		return nil, fmt.Errorf("esbuild wrote %v; want boot.js, main.js and main.css", keys(outs))
 	}
 	return outs, nil
 }
@@ -278,6 +281,7 @@ func (b *builder) file(rel string, data []byte) error {
 func (b *builder) render(file string, embed bool) ([]byte, error) {
 	up := strings.Repeat("../", strings.Count(file, "/"))
 	p := web.Page{Embed: embed, Version: buildVersion(b.root), Assets: web.Assets{
+		Boot:     up + b.manifest["boot.js"],
 		Script:   up + b.manifest["main.js"],
 		Style:    up + b.manifest["main.css"],
 		Worker:   up + b.manifest["worker.js"],

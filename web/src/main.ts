@@ -223,13 +223,19 @@ examplesSelect?.addEventListener('change', () => {
 
 // 6. The engine.
 const mb = (n: number) => (n / 1e6).toFixed(1) + ' MB';
-app.client = install({ workerURL: new URL(assets.worker, location.href), wasmURL: new URL(assets.wasm, location.href), wasmExecURL: new URL(assets.wasmExec, location.href) });
-app.client.addEventListener('progress', ({ detail: { loaded, total } }) => {
+// boot.ts started it already (so that the wasm downloads while this bundle builds the editors); a page
+// without boot.ts starts it here.
+app.client = (globalThis.crdplay as CrdplayClient | undefined)
+  ?? install({ workerURL: new URL(assets.worker, location.href), wasmURL: new URL(assets.wasm, location.href), wasmExecURL: new URL(assets.wasmExec, location.href) });
+// Progress events that came before this listener: the bar starts from the last one.
+if (app.client.lastProgress) showProgress(app.client.lastProgress.loaded, app.client.lastProgress.total);
+function showProgress(loaded: number, total: number): void {
   const p = $<HTMLProgressElement>('progress')!;
   if (total) p.max = total;
   p.value = loaded;
   $('bytes')!.textContent = total ? `${mb(loaded)} of ${mb(total)}` : mb(loaded);
-});
+}
+app.client.addEventListener('progress', ({ detail: { loaded, total } }) => showProgress(loaded, total));
 app.client.ready.then(({ version, timings }) => {
   const status = $('status')!;
   status.dataset.state = 'ready';

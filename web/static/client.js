@@ -36,6 +36,8 @@ export class CrdplayClient extends EventTarget {
   #dead = null;
   /** @type {string[]} the bridge's functions, known once the engine is ready */
   #methods = [];
+  /** @type {import('./crdplay.d.ts').CrdplayProgress | null} the latest download progress, for late listeners */
+  lastProgress = null;
 
   /** @param {CrdplayClientOptions} [options] */
   constructor(options = {}) {
@@ -157,7 +159,8 @@ export class CrdplayClient extends EventTarget {
         break;
       }
       case 'progress':
-        this.#emit('progress', { loaded: m.loaded, total: m.total });
+        this.lastProgress = { loaded: m.loaded, total: m.total };
+        this.#emit('progress', this.lastProgress);
         break;
       case 'ready': {
         this.#version = m.version;

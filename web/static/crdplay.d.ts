@@ -124,6 +124,8 @@ export interface CrdplayClientEventMap {
 export interface CrdplayClient extends Crdplay, EventTarget {
   /** Resolves once the engine serves; rejects with a CrdplayError if it cannot start. */
   readonly ready: Promise<CrdplayReady>;
+  /** The latest 'progress' event's detail (null before the first), for listeners added late. */
+  readonly lastProgress: CrdplayProgress | null;
   /** Stops the worker; every later call rejects. */
   terminate(): void;
   /**
@@ -451,10 +453,60 @@ export interface CrdplayEvaluateResult {
   timings: { total: number; crds: number; objects: number };
 }
 
-/** The engine's global in the worker also has evaluate (the page: client.call('evaluate', inputJSON)). */
+// ---------------------------------------------------------------------------------------------------------
+// crdplay.kubectl: a kubectl command line over the engine's API (Go package crdplay/playground/kubectl, bridged
+// in wasm/main_js.go). It prints what real kubectl v1.37 prints and makes the requests it makes, against the
+// store that request() serves. The page reaches it through the client as crdplay.call('kubectl', input).
+
+/** One kubectl command line. */
+export interface CrdplayKubectlInput {
+  /**
+   * The command line as typed ("kubectl get ct -o wide"; the leading "kubectl" is optional), split as a shell
+   * splits it (quotes, backslashes; pipes, redirections and variables are refused), or its words.
+   */
+  args: string | string[];
+  /** The files -f and --patch-file can name, by name: the editors' texts, e.g. {"crd.yaml": "...", "objects.yaml": "..."}. */
+  files?: Record<string, string>;
+  /** The namespace of the current context, for commands without -n. Default "default". */
+  namespace?: string;
+}
+
+/** One HTTP exchange of a kubectl command, for the raw HTTP log, in the order the command made them. */
+export interface CrdplayKubectlExchange {
+  method: string;
+  /** URL path, e.g. "/apis/stable.example.com/v1/namespaces/default/crontabs". */
+  path: string;
+  /** Raw query without "?", e.g. "limit=500"; "" when there is none. */
+  query: string;
+  /** Accept and Content-Type, as sent. */
+  requestHeaders?: Record<string, string>;
+  /** "" for requests without a body. */
+  requestBody: string;
+  status: number;
+  /** Content-Type, and Warning (several joined by newlines). */
+  responseHeaders?: Record<string, string>;
+  /** The API's answer as it sent it (JSON; a watch's events one per line). */
+  responseBody: string;
+}
+
+/** What the command printed, as a terminal would show it. */
+export interface CrdplayKubectlResult {
+  stdout: string;
+  stderr: string;
+  /** kubectl's exit code: 0, or 1 for an error; 2 when the command line itself cannot be split. */
+  exitCode: number;
+  requests: CrdplayKubectlExchange[];
+}
+
+/** The engine's global in the worker also has evaluate and kubectl (the page: client.call('evaluate' | 'kubectl', ...)). */
 export interface CrdplayEngine extends Crdplay {
   /** JSON.stringify(CrdplayEvaluateInput) in; JSON of a CrdplayEvaluateResult out. */
   evaluate(inputJSON: string): Promise<string>;
+  /**
+   * Runs a kubectl command line. Rejects with a CrdplayError only for a malformed input (not an object, args
+   * neither a string nor an array of strings...); kubectl's own errors are in stderr and exitCode.
+   */
+  kubectl(input: CrdplayKubectlInput): Promise<CrdplayKubectlResult>;
 }
 
 declare global {

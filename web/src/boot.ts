@@ -1,0 +1,11 @@
+// The first script of the page: it starts the engine's worker (and so the download of the wasm, the page's
+// biggest file) before the main bundle has run and built the editors. main.ts picks the client up from
+// window.crdplay.
+import { install } from '../static/client.js';
+
+const assets = JSON.parse(document.getElementById('crdplay-assets')?.textContent ?? '{}');
+install({
+  workerURL: new URL(assets.worker, location.href),
+  wasmURL: new URL(assets.wasm, location.href),
+  wasmExecURL: new URL(assets.wasmExec, location.href),
+});
