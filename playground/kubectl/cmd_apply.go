@@ -8,13 +8,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
-	"k8s.io/apimachinery/pkg/util/jsonmergepatch"
-	"k8s.io/apimachinery/pkg/util/mergepatch"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
@@ -32,12 +29,12 @@ const (
 	dryRunServer
 )
 
-func addDryRunFlag(cmd *cobra.Command) {
+func addDryRunFlag(cmd *command) {
 	cmd.Flags().String("dry-run", "none", `Must be "none", "server", or "client".`)
 	cmd.Flags().Lookup("dry-run").NoOptDefVal = "unchanged"
 }
 
-func getDryRun(cmd *cobra.Command) (dryRun, error) {
+func getDryRun(cmd *command) (dryRun, error) {
 	v, _ := cmd.Flags().GetString("dry-run")
 	if b, err := strconv.ParseBool(v); err == nil {
 		if b {
@@ -67,12 +64,12 @@ func withDryRun(operation string, d dryRun) string {
 	return operation
 }
 
-func addValidateFlag(cmd *cobra.Command) {
+func addValidateFlag(cmd *command) {
 	cmd.Flags().String("validate", "strict", `Must be one of: strict (or true), warn, ignore (or false).`)
 	cmd.Flags().Lookup("validate").NoOptDefVal = "strict"
 }
 
-func getValidationDirective(cmd *cobra.Command) (string, error) {
+func getValidationDirective(cmd *command) (string, error) {
 	v, _ := cmd.Flags().GetString("validate")
 	if b, err := strconv.ParseBool(v); err == nil {
 		if b {
@@ -171,13 +168,13 @@ type applyOptions struct {
 	subresource       string
 }
 
-func (k *kubectl) newApplyCommand() *cobra.Command {
+func (k *kubectl) newApplyCommand() *command {
 	o := &applyOptions{overwrite: true, openAPIPatch: true}
-	cmd := &cobra.Command{
+	cmd := &command{
 		Use:                   "apply (-f FILENAME | -k DIRECTORY)",
 		DisableFlagsInUseLine: true,
 		Short:                 "Apply a configuration to a resource by file name or stdin",
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *command, args []string) error {
 			return k.runApply(cmd, o, args)
 		},
 	}
@@ -208,7 +205,7 @@ func (k *kubectl) newApplyCommand() *cobra.Command {
 	return cmd
 }
 
-func (k *kubectl) runApply(cmd *cobra.Command, o *applyOptions, args []string) error {
+func (k *kubectl) runApply(cmd *command, o *applyOptions, args []string) error {
 	if len(args) != 0 {
 		return usageErrorf(cmd, "Unexpected args: %v", args)
 	}
@@ -409,13 +406,8 @@ func (k *kubectl) patchSimple(it *info, current *unstructured.Unstructured, modi
 		// merge patches; it does not change the outcome for custom resources, but the request is made.
 		k.fetchOpenAPIV2()
 	}
-	preconditions := []mergepatch.PreconditionFunc{mergepatch.RequireKeyUnchanged("apiVersion"),
-		mergepatch.RequireKeyUnchanged("kind"), mergepatch.RequireMetadataKeyUnchanged("name")}
-	patch, err := jsonmergepatch.CreateThreeWayJSONMergePatch(original, modified, currentJSON, preconditions...)
+	patch, err := threeWayMergePatch(original, modified, currentJSON)
 	if err != nil {
-		if mergepatch.IsPreconditionFailed(err) {
-			return nil, nil, fmt.Errorf("%s", "At least one of apiVersion, kind and name was changed")
-		}
 		return nil, nil, fmt.Errorf("creating patch with:\noriginal:\n%s\nmodified:\n%s\ncurrent:\n%s\nfor: %w", original, modified, currentJSON, err)
 	}
 	if string(patch) == "{}" {
@@ -608,13 +600,13 @@ type createOptions struct {
 	edit              bool
 }
 
-func (k *kubectl) newCreateCommand() *cobra.Command {
+func (k *kubectl) newCreateCommand() *command {
 	o := &createOptions{}
-	cmd := &cobra.Command{
+	cmd := &command{
 		Use:                   "create -f FILENAME",
 		DisableFlagsInUseLine: true,
 		Short:                 "Create a resource from a file or from stdin",
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *command, args []string) error {
 			return k.runCreate(cmd, o, args)
 		},
 	}
@@ -635,7 +627,7 @@ func (k *kubectl) newCreateCommand() *cobra.Command {
 	return cmd
 }
 
-func (k *kubectl) runCreate(cmd *cobra.Command, o *createOptions, args []string) error {
+func (k *kubectl) runCreate(cmd *command, o *createOptions, args []string) error {
 	if len(o.files.filenames) == 0 && o.files.kustomize == "" {
 		if len(args) > 0 {
 			return fmt.Errorf("unknown command %q for %q", args[0], "kubectl create")
@@ -702,13 +694,13 @@ func (k *kubectl) runCreate(cmd *cobra.Command, o *createOptions, args []string)
 
 // --- replace ---
 
-func (k *kubectl) newReplaceCommand() *cobra.Command {
+func (k *kubectl) newReplaceCommand() *command {
 	o := &createOptions{}
-	cmd := &cobra.Command{
+	cmd := &command{
 		Use:                   "replace -f FILENAME",
 		DisableFlagsInUseLine: true,
 		Short:                 "Replace a resource by file name or stdin",
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *command, args []string) error {
 			return k.runReplace(cmd, o, args)
 		},
 	}
@@ -727,7 +719,7 @@ func (k *kubectl) newReplaceCommand() *cobra.Command {
 	return cmd
 }
 
-func (k *kubectl) runReplace(cmd *cobra.Command, o *createOptions, args []string) error {
+func (k *kubectl) runReplace(cmd *command, o *createOptions, args []string) error {
 	if len(args) > 0 {
 		return usageErrorf(cmd, "Unexpected args: %v", args)
 	}

@@ -10,7 +10,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -24,14 +23,14 @@ type describeOptions struct {
 	chunkSize     int64
 }
 
-func (k *kubectl) newDescribeCommand() *cobra.Command {
+func (k *kubectl) newDescribeCommand() *command {
 	o := &describeOptions{showEvents: true, chunkSize: 500}
-	cmd := &cobra.Command{
+	cmd := &command{
 		Use:                   "describe (-f FILENAME | TYPE [NAME_PREFIX | -l label] | TYPE/NAME)",
 		DisableFlagsInUseLine: true,
 		Short:                 "Show details of a specific resource or group of resources",
 		SuggestFor:            []string{"inspect"},
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *command, args []string) error {
 			return k.runDescribe(cmd, o, args)
 		},
 	}
@@ -44,7 +43,7 @@ func (k *kubectl) newDescribeCommand() *cobra.Command {
 	return cmd
 }
 
-func (k *kubectl) runDescribe(cmd *cobra.Command, o *describeOptions, args []string) error {
+func (k *kubectl) runDescribe(cmd *command, o *describeOptions, args []string) error {
 	if len(args) == 0 && len(o.files.filenames) == 0 && o.files.kustomize == "" {
 		return usageErrorf(cmd, "%s", "You must specify the type of resource to describe. "+suggestAPIResources+"\n")
 	}

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -19,13 +18,13 @@ type explainOptions struct {
 	maxDepth   int
 }
 
-func (k *kubectl) newExplainCommand() *cobra.Command {
+func (k *kubectl) newExplainCommand() *command {
 	o := &explainOptions{output: "plaintext"}
-	cmd := &cobra.Command{
+	cmd := &command{
 		Use:                   "explain TYPE [--recursive=FALSE|TRUE] [--api-version=api-version-group] [-o|--output=plaintext|plaintext-openapiv2]",
 		DisableFlagsInUseLine: true,
 		Short:                 "Get documentation for a resource",
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *command, args []string) error {
 			return k.runExplain(o, args)
 		},
 	}

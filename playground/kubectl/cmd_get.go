@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -40,7 +39,7 @@ type getOptions struct {
 	files             fileOptions
 }
 
-func addFileFlags(cmd *cobra.Command, fo *fileOptions, usage string) {
+func addFileFlags(cmd *command, fo *fileOptions, usage string) {
 	cmd.Flags().StringSliceVarP(&fo.filenames, "filename", "f", nil, "Filename, directory, or URL to files "+usage)
 	cmd.Flags().StringVarP(&fo.kustomize, "kustomize", "k", "", "Process the kustomization directory. This flag can't be used together with -f or -R.")
 	cmd.Flags().BoolVarP(&fo.recursive, "recursive", "R", false, "Process the directory used in -f, --filename recursively. Useful when you want to manage related manifests organized within the same directory.")
@@ -60,19 +59,19 @@ func checkFileOptions(fo fileOptions) error {
 }
 
 // addTemplateFlags registers the go-template/jsonpath flags every printing command has.
-func addTemplateFlags(cmd *cobra.Command, template *string) {
+func addTemplateFlags(cmd *command, template *string) {
 	cmd.Flags().StringVar(template, "template", "", "Template string or path to template file to use when -o=go-template, -o=go-template-file.")
 	cmd.Flags().Bool("allow-missing-template-keys", true, "If true, ignore any errors in templates when a field or map key is missing in the template.")
 }
 
-func (k *kubectl) newGetCommand() *cobra.Command {
+func (k *kubectl) newGetCommand() *command {
 	o := &getOptions{serverPrint: true, chunkSize: 500}
-	cmd := &cobra.Command{
+	cmd := &command{
 		Use:                   "get [(-o|--output=)json|yaml|name|go-template|go-template-file|template|templatefile|jsonpath|jsonpath-as-json|jsonpath-file|custom-columns|custom-columns-file|wide] (TYPE[.VERSION][.GROUP] [NAME | -l label] | TYPE[.VERSION][.GROUP]/NAME ...) [flags]",
 		DisableFlagsInUseLine: true,
 		Short:                 "Display one or many resources",
 		SuggestFor:            []string{"list", "ls"},
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *command, args []string) error {
 			return k.runGet(cmd, o, args)
 		},
 	}
@@ -106,7 +105,7 @@ type getResult struct {
 	body    []byte // the response: a Table, an object or a list
 }
 
-func (k *kubectl) runGet(cmd *cobra.Command, o *getOptions, args []string) error {
+func (k *kubectl) runGet(cmd *command, o *getOptions, args []string) error {
 	// Complete.
 	if o.raw != "" {
 		if len(args) > 0 {

@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -31,13 +30,13 @@ var clientVersion = version.Info{
 
 const kustomizeVersion = "v5.8.1"
 
-func (k *kubectl) newVersionCommand() *cobra.Command {
+func (k *kubectl) newVersionCommand() *command {
 	var clientOnly bool
 	var output string
-	cmd := &cobra.Command{
+	cmd := &command{
 		Use:   "version",
 		Short: "Print the client and server version information",
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *command, args []string) error {
 			if len(args) != 0 {
 				return fmt.Errorf("extra arguments: %v", args)
 			}
@@ -110,11 +109,11 @@ func versionSkewWarning(server *version.Info) string {
 	return ""
 }
 
-func (k *kubectl) newAPIVersionsCommand() *cobra.Command {
-	return &cobra.Command{
+func (k *kubectl) newAPIVersionsCommand() *command {
+	return &command{
 		Use:   "api-versions",
 		Short: `Print the supported API versions on the server, in the form of "group/version"`,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *command, args []string) error {
 			if len(args) != 0 {
 				return usageErrorf(cmd, "unexpected arguments: %v", args)
 			}
@@ -148,12 +147,12 @@ type apiResourcesOptions struct {
 	categories []string
 }
 
-func (k *kubectl) newAPIResourcesCommand() *cobra.Command {
+func (k *kubectl) newAPIResourcesCommand() *command {
 	o := &apiResourcesOptions{namespaced: true}
-	cmd := &cobra.Command{
+	cmd := &command{
 		Use:   "api-resources",
 		Short: "Print the supported API resources on the server",
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *command, args []string) error {
 			return k.runAPIResources(cmd, o, args)
 		},
 	}
@@ -169,7 +168,7 @@ func (k *kubectl) newAPIResourcesCommand() *cobra.Command {
 	return cmd
 }
 
-func (k *kubectl) runAPIResources(cmd *cobra.Command, o *apiResourcesOptions, args []string) error {
+func (k *kubectl) runAPIResources(cmd *command, o *apiResourcesOptions, args []string) error {
 	if len(args) != 0 {
 		return usageErrorf(cmd, "unexpected arguments: %v", args)
 	}

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/cobra"
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -111,14 +110,14 @@ type deleteOptions struct {
 	interactive    bool
 }
 
-func (k *kubectl) newDeleteCommand() *cobra.Command {
+func (k *kubectl) newDeleteCommand() *command {
 	o := &deleteOptions{cascade: "background", gracePeriod: -1, wait: true}
-	cmd := &cobra.Command{
+	cmd := &command{
 		Use:                   "delete ([-f FILENAME] | [-k DIRECTORY] | TYPE [(NAME | -l label | --all)])",
 		DisableFlagsInUseLine: true,
 		Short:                 "Delete resources by file names, stdin, resources and names, or by resources and label selector",
 		SuggestFor:            []string{"rm", "remove"},
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *command, args []string) error {
 			return k.runDelete(cmd, o, args)
 		},
 	}
@@ -145,7 +144,7 @@ func (k *kubectl) newDeleteCommand() *cobra.Command {
 	return cmd
 }
 
-func (k *kubectl) runDelete(cmd *cobra.Command, o *deleteOptions, args []string) error {
+func (k *kubectl) runDelete(cmd *command, o *deleteOptions, args []string) error {
 	propagation, err := k.parseCascade(o.cascade)
 	if err != nil {
 		return err
@@ -414,13 +413,13 @@ type scaleOptions struct {
 	selector        string
 }
 
-func (k *kubectl) newScaleCommand() *cobra.Command {
+func (k *kubectl) newScaleCommand() *command {
 	o := &scaleOptions{currentReplicas: -1}
-	cmd := &cobra.Command{
+	cmd := &command{
 		Use:                   "scale [--resource-version=version] [--current-replicas=count] --replicas=COUNT (-f FILENAME | TYPE NAME)",
 		DisableFlagsInUseLine: true,
 		Short:                 "Set a new size for a deployment, replica set, or replication controller",
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *command, args []string) error {
 			return k.runScale(cmd, o, args)
 		},
 	}
@@ -441,7 +440,7 @@ func (k *kubectl) newScaleCommand() *cobra.Command {
 	return cmd
 }
 
-func (k *kubectl) runScale(cmd *cobra.Command, o *scaleOptions, args []string) error {
+func (k *kubectl) runScale(cmd *command, o *scaleOptions, args []string) error {
 	dry, err := getDryRun(cmd)
 	if err != nil {
 		return err
@@ -544,13 +543,13 @@ var patchTypes = map[string]string{
 	"strategic": "application/strategic-merge-patch+json",
 }
 
-func (k *kubectl) newPatchCommand() *cobra.Command {
+func (k *kubectl) newPatchCommand() *command {
 	o := &patchOptions{}
-	cmd := &cobra.Command{
+	cmd := &command{
 		Use:                   "patch (-f FILENAME | TYPE NAME) [-p PATCH|--patch-file FILE]",
 		DisableFlagsInUseLine: true,
 		Short:                 "Update fields of a resource",
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *command, args []string) error {
 			return k.runPatch(cmd, o, args)
 		},
 	}
@@ -570,7 +569,7 @@ func (k *kubectl) newPatchCommand() *cobra.Command {
 	return cmd
 }
 
-func (k *kubectl) runPatch(cmd *cobra.Command, o *patchOptions, args []string) error {
+func (k *kubectl) runPatch(cmd *command, o *patchOptions, args []string) error {
 	dry, err := getDryRun(cmd)
 	if err != nil {
 		return err
@@ -684,17 +683,17 @@ type labelOptions struct {
 
 // newLabelCommand builds kubectl label or kubectl annotate: both fetch the objects, change the map and send
 // a merge patch computed from the JSON before and after.
-func (k *kubectl) newLabelCommand(verb string) *cobra.Command {
+func (k *kubectl) newLabelCommand(verb string) *command {
 	o := &labelOptions{}
 	short := "Update the labels on a resource"
 	if verb == "annotate" {
 		short = "Update the annotations on a resource"
 	}
-	cmd := &cobra.Command{
+	cmd := &command{
 		Use:                   verb + " [--overwrite] (-f FILENAME | TYPE NAME) KEY_1=VAL_1 ... KEY_N=VAL_N [--resource-version=version]",
 		DisableFlagsInUseLine: true,
 		Short:                 short,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *command, args []string) error {
 			return k.runLabel(cmd, verb, o, args)
 		},
 	}
@@ -786,7 +785,7 @@ func parsePairs(args []string, pairType string) (map[string]string, []string, er
 	return pairs, remove, nil
 }
 
-func (k *kubectl) runLabel(cmd *cobra.Command, verb string, o *labelOptions, args []string) error {
+func (k *kubectl) runLabel(cmd *command, verb string, o *labelOptions, args []string) error {
 	pairType := strings.TrimSuffix(verb, "e")
 	if verb == "label" {
 		pairType = "label"
@@ -1016,13 +1015,13 @@ type waitOptions struct {
 	allNamespaces bool
 }
 
-func (k *kubectl) newWaitCommand() *cobra.Command {
+func (k *kubectl) newWaitCommand() *command {
 	o := &waitOptions{timeout: 30 * time.Second}
-	cmd := &cobra.Command{
+	cmd := &command{
 		Use:                   "wait ([-f FILENAME] | resource.group/resource.name | resource.group [(-l label | --all)]) [--for=create|--for=delete|--for condition=available|--for=jsonpath='{}'[=value]]",
 		DisableFlagsInUseLine: true,
 		Short:                 "Wait for a specific condition on one or many resources",
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *command, args []string) error {
 			return k.runWait(cmd, o, args)
 		},
 	}
@@ -1080,7 +1079,7 @@ func parseWaitConditions(fors []string) ([]waitCondition, error) {
 // runWait checks each condition once, as `kubectl wait --timeout=0` does. The engine changes conditions only
 // when a request changes them, so a condition not met now would not be met at the end of the timeout either;
 // the answer is then kubectl's timeout error, without the wait.
-func (k *kubectl) runWait(cmd *cobra.Command, o *waitOptions, args []string) error {
+func (k *kubectl) runWait(cmd *command, o *waitOptions, args []string) error {
 	conds, err := parseWaitConditions(o.forConditions)
 	if err != nil {
 		return err

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
@@ -82,6 +81,7 @@ type kubectl struct {
 	openapiV2Fetched bool
 
 	// Global flags.
+	globals   *pflag.FlagSet
 	namespace string
 	// explicitNamespace is true when -n/--namespace was given (kubectl's enforceNamespace).
 	explicitNamespace bool
@@ -101,31 +101,22 @@ type exitError struct{ code int }
 
 func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
-// execute runs the command tree on args and returns the exit code.
+// execute runs the command line's words and returns the exit code.
 func (k *kubectl) execute(args []string) int {
-	root := k.newRootCommand()
+	t := k.newTree()
 	// kubectl looks for a plugin when no built-in command matches; the playground has none, so what is left
-	// is the error for flags placed before the (unknown) command name.
-	if len(args) > 0 {
-		if _, _, err := root.Find(args); err != nil {
-			name := ""
-			for _, a := range args {
-				if !strings.HasPrefix(a, "-") {
-					name = a
-					break
-				}
-			}
-			if name == "" {
-				fmt.Fprintf(&k.errOut, "Error: flags cannot be placed before plugin name: %s\n", args[0])
-				return 1
-			}
-		}
+	// is its error for flags placed before the (unknown) command name.
+	if name, _ := commandName(args, t.global); name != "" && name != "help" && t.find(name) == nil && strings.HasPrefix(args[0], "-") {
+		fmt.Fprintf(&k.errOut, "Error: flags cannot be placed before plugin name: %s\n", args[0])
+		return 1
 	}
-	root.SetArgs(append([]string{}, args...))
-	root.SetOut(&k.out)
-	root.SetErr(&k.errOut)
-	err := root.Execute()
+	err := t.run(append([]string{}, args...))
 	if err == nil {
+		return 0
+	}
+	var he *helpError
+	if errors.As(err, &he) {
+		k.printHelp(he.cmd)
 		return 0
 	}
 	var ee *exitError
@@ -142,41 +133,38 @@ func (k *kubectl) execute(args []string) int {
 	return 1
 }
 
-// newRootCommand builds kubectl's command tree: the commands the playground emulates, and every other
-// kubectl command as a stub, so that unknown commands get kubectl's suggestions.
-func (k *kubectl) newRootCommand() *cobra.Command {
-	root := &cobra.Command{
-		Use:           "kubectl",
-		Short:         "kubectl controls the Kubernetes cluster manager",
-		SilenceErrors: true,
-		SilenceUsage:  true,
-		Run: func(cmd *cobra.Command, args []string) {
-			k.out.WriteString(rootHelp)
-		},
-		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			k.explicitNamespace = cmd.Flags().Changed("namespace")
-			if k.namespace == "" {
-				k.namespace = k.opts.Namespace
-				if k.namespace == "" {
-					k.namespace = "default"
-				}
-			}
-			return nil
-		},
+func (k *kubectl) printHelp(c *command) {
+	if c.parent == nil {
+		k.out.WriteString(rootHelp)
+		return
 	}
-	root.CompletionOptions.DisableDefaultCmd = true
-	root.SetFlagErrorFunc(flagErrorFunc)
-	root.SetHelpFunc(func(c *cobra.Command, _ []string) {
-		if c == root {
-			k.out.WriteString(rootHelp)
-			return
-		}
-		fmt.Fprintf(&k.out, "%s\n\nUsage:\n  %s\n\n%s\n", c.Short, c.UseLine(), helpNote)
-	})
-	addGlobalFlags(root.PersistentFlags(), &k.namespace)
+	fmt.Fprintf(&k.out, "%s\n\nUsage:\n  %s\n\n%s\n", c.Short, c.Use, helpNote)
+}
 
+// newTree builds kubectl's commands: those the playground emulates, and every other kubectl command as a
+// stub, so that unknown commands get kubectl's suggestions.
+func (k *kubectl) newTree() *tree {
+	root := &command{Use: "kubectl", Short: "kubectl controls the Kubernetes cluster manager"}
+	root.RunE = func(cmd *command, args []string) error {
+		k.out.WriteString(rootHelp)
+		return nil
+	}
+	t := &tree{root: root, global: pflag.NewFlagSet("kubectl", pflag.ContinueOnError)}
+	t.global.SetOutput(discard{})
+	addGlobalFlags(t.global, &k.namespace)
+	k.globals = t.global
+	t.before = func() {
+		// -n "" is no namespace at all, as for kubectl's config loader.
+		k.explicitNamespace = k.namespace != ""
+		if k.namespace == "" {
+			k.namespace = k.opts.Namespace
+			if k.namespace == "" {
+				k.namespace = "default"
+			}
+		}
+	}
 	// Commands in kubectl's order: cobra suggests near misses of an unknown command in this order.
-	implemented := map[string]func() *cobra.Command{
+	implemented := map[string]func() *command{
 		"create":        k.newCreateCommand,
 		"explain":       k.newExplainCommand,
 		"get":           k.newGetCommand,
@@ -187,42 +175,43 @@ func (k *kubectl) newRootCommand() *cobra.Command {
 		"patch":         k.newPatchCommand,
 		"replace":       k.newReplaceCommand,
 		"wait":          k.newWaitCommand,
-		"label":         func() *cobra.Command { return k.newLabelCommand("label") },
-		"annotate":      func() *cobra.Command { return k.newLabelCommand("annotate") },
+		"label":         func() *command { return k.newLabelCommand("label") },
+		"annotate":      func() *command { return k.newLabelCommand("annotate") },
 		"version":       k.newVersionCommand,
 		"api-versions":  k.newAPIVersionsCommand,
 		"api-resources": k.newAPIResourcesCommand,
 	}
 	for _, s := range kubectlCommands {
 		if newCmd, ok := implemented[s.name]; ok {
-			root.AddCommand(newCmd())
+			t.add(newCmd())
 			continue
 		}
 		s := s
-		c := &cobra.Command{
+		c := &command{
 			Use:                s.name,
 			Short:              s.short,
 			SuggestFor:         s.suggestFor,
 			DisableFlagParsing: true,
-		}
-		if s.name != "alpha" {
-			// kubectl alpha has no commands in a release build, so cobra never suggests it.
-			c.RunE = func(cmd *cobra.Command, args []string) error {
+			hidden:             s.name == "alpha", // no alpha commands in a release build: never suggested
+			RunE: func(cmd *command, args []string) error {
 				return &notSupportedError{what: "kubectl " + s.name}
-			}
+			},
 		}
-		root.AddCommand(c)
+		t.add(c)
 	}
-	return root
+	return t
 }
 
 // flagErrorFunc is kubectl's: the pflag error and where to find usage.
-func flagErrorFunc(c *cobra.Command, err error) error {
+func flagErrorFunc(c *command, err error) error {
+	if errors.Is(err, pflag.ErrHelp) {
+		return &helpError{cmd: c}
+	}
 	return fmt.Errorf("%s\nSee '%s --help' for usage.", err, c.CommandPath())
 }
 
 // usageErrorf is cmdutil.UsageErrorf.
-func usageErrorf(cmd *cobra.Command, format string, args ...interface{}) error {
+func usageErrorf(cmd *command, format string, args ...interface{}) error {
 	return fmt.Errorf("%s\nSee '%s -h' for help and examples", fmt.Sprintf(format, args...), cmd.CommandPath())
 }
 
