@@ -328,6 +328,38 @@ test('the gallery: every example of the docs and the corpus is in the menu; one 
   await evaluated(n3);
 });
 
+test('conversion webhook: the page\'s JavaScript converts between versions, in a sandboxed worker', async () => {
+  const n = await runs();
+  await page.selectOption('#examples', 'examples/webhook-conversion-url');
+  await evaluated(n);
+  await page.click('#tab-versions');
+  const pane = () => page.textContent('#pane-versions');
+  // Read in both served versions: the other one through the default webhook, which sets apiVersion.
+  await page.waitForFunction(() => document.querySelectorAll('#pane-versions .version').length >= 2);
+  let text = await pane();
+  assert.match(text, /Conversion strategy Webhook/);
+  assert.match(text, /200 v1beta1/);
+  assert.match(text, /200 v1[^b]/);
+  assert.match(text, /apiVersion: example\.com\/v1\n/);
+  assert.match(await page.textContent('.webhook-log'), /ConversionReview to example\.com\/v1/);
+  await shot('webhook');
+  // A webhook that throws: the engine reports the failed call as kube-apiserver reports a failing webhook.
+  const original = await page.inputValue('#webhook-code');
+  await page.fill('#webhook-code', 'function convert(review) { throw new Error("no conversion today"); }');
+  const n2 = await runs();
+  await page.click('.webhook button');
+  await evaluated(n2);
+  await page.waitForFunction(() => /no conversion today/.test(document.getElementById('pane-versions').textContent), null, { timeout: 30_000 });
+  // Back to the default webhook and example.
+  await page.fill('#webhook-code', original);
+  const n3 = await runs();
+  await page.click('.webhook button');
+  await evaluated(n3);
+  const n4 = await runs();
+  await page.selectOption('#examples', 'default');
+  await evaluated(n4);
+});
+
 test('update mode and the other panes render; dark scheme follows the system', async () => {
   await setEditor('old', objectsWith('"0 * * * *"'));
   await page.selectOption('#mode', 'update');
