@@ -214,6 +214,14 @@ test('permalink round trip, and links the page refuses', async () => {
   await other.goto(server.url + '#v9.abc');
   await other.waitForSelector('#notice:not([hidden])');
   assert.match(await other.textContent('#notice'), /format \(v9\) is unknown/);
+  // A state too big for a link: a clear message instead of a URL that chat tools or browsers would cut.
+  const tooBig = await other.evaluate(async () => {
+    const bytes = new Uint8Array(90_000);
+    for (let i = 0; i < bytes.length; i += 65_536) crypto.getRandomValues(bytes.subarray(i, i + 65_536));
+    window.crdplayPlayground.editors.set('crd', '# ' + btoa(String.fromCharCode(...bytes)));
+    return window.crdplayPlayground.permalink().then(() => 'no error', (e) => e.message);
+  });
+  assert.match(tooBig, /too big for a link: \d+ kB compressed, and links are limited to 64 kB/);
   await other.close();
 });
 
