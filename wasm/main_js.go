@@ -10,6 +10,8 @@
 //	crdplay.reset()                                -> Promise<void>: an empty store
 //	crdplay.setWebhook(fn | null)                  -> fn(reviewJSON, clientConfigJSON) -> Promise<string>
 //	crdplay.evaluate(inputJSON)                    -> Promise<resultJSON>: the playground's results (crdplay/playground)
+//	crdplay.kubectl({args, files, namespace})      -> Promise<{stdout, stderr, exitCode, requests}>: a kubectl command
+//	                                                  line over request()'s store (crdplay/playground/kubectl)
 //
 // This is the only file that touches syscall/js on the engine's side, as tailscale's tsconnect keeps its
 // bridge in one file: the engine stays pure Go (engine/deps_test.go bans syscall/js there), and everything
@@ -55,6 +57,7 @@ import (
 
 	"crdplay/engine"
 	"crdplay/playground"
+	"crdplay/playground/kubectl"
 )
 
 const (
@@ -109,6 +112,7 @@ func main() {
 		"reset":      js.FuncOf(jsReset),
 		"setWebhook": js.FuncOf(jsSetWebhook),
 		"evaluate":   js.FuncOf(jsEvaluate),
+		"kubectl":    js.FuncOf(jsKubectl),
 	}))
 	// Keep the program (and so the functions above) alive; the Go runtime yields to the event loop here.
 	select {}
@@ -211,6 +215,94 @@ func jsEvaluate(_ js.Value, args []js.Value) any {
 		}
 		return string(out), nil
 	})
+}
+
+// jsKubectl is crdplay.kubectl({args, files, namespace}): a kubectl command line (args: the line as typed, or
+// its words) run against the store that request() serves, with files as what -f can name. The result is
+// what kubectl would print, its exit code and the requests it made; kubectl's own errors are part of the
+// result, and only a malformed input is rejected.
+func jsKubectl(_ js.Value, args []js.Value) any {
+	line, words, opts, err := parseKubectlInput(arg(args, 0))
+	if err != nil {
+		return rejected(&bridgeError{msg: "crdplay.kubectl: " + err.Error()})
+	}
+	return makePromise(func() (any, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+		defer cancel()
+		h := *handler.Load()
+		var res kubectl.Result
+		if words != nil {
+			res = kubectl.RunArgs(ctx, h, words, opts)
+		} else {
+			res = kubectl.Run(ctx, h, line, opts)
+		}
+		requests := make([]any, len(res.Requests))
+		for i, x := range res.Requests {
+			requests[i] = map[string]any{
+				"method":          x.Method,
+				"path":            x.Path,
+				"query":           x.Query,
+				"requestHeaders":  stringMap(x.RequestHeaders),
+				"requestBody":     x.RequestBody,
+				"status":          x.Status,
+				"responseHeaders": stringMap(x.ResponseHeaders),
+				"responseBody":    x.ResponseBody,
+			}
+		}
+		return map[string]any{"stdout": res.Stdout, "stderr": res.Stderr, "exitCode": res.ExitCode, "requests": requests}, nil
+	})
+}
+
+// parseKubectlInput checks crdplay.kubectl's argument: exactly one of line and words is set.
+func parseKubectlInput(v js.Value) (line string, words []string, opts kubectl.Options, err error) {
+	if v.Type() != js.TypeObject || js.Global().Get("Array").Call("isArray", v).Bool() {
+		return "", nil, opts, fmt.Errorf("want an object {args, files, namespace}, got %s", typeName(v))
+	}
+	a := v.Get("args")
+	switch {
+	case a.Type() == js.TypeString:
+		line = a.String()
+	case js.Global().Get("Array").Call("isArray", a).Bool():
+		words = make([]string, a.Length())
+		for i := range words {
+			if a.Index(i).Type() != js.TypeString {
+				return "", nil, opts, fmt.Errorf("args[%d]: want a string, got %s", i, typeName(a.Index(i)))
+			}
+			words[i] = a.Index(i).String()
+		}
+	default:
+		return "", nil, opts, fmt.Errorf("args: want a string or an array of strings, got %s", typeName(a))
+	}
+	if f := v.Get("files"); !f.IsUndefined() && !f.IsNull() {
+		if f.Type() != js.TypeObject || js.Global().Get("Array").Call("isArray", f).Bool() {
+			return "", nil, opts, fmt.Errorf("files: want an object of file names to texts, got %s", typeName(f))
+		}
+		opts.Files = map[string]string{}
+		keys := js.Global().Get("Object").Call("keys", f)
+		for i := 0; i < keys.Length(); i++ {
+			name := keys.Index(i).String()
+			if f.Get(name).Type() != js.TypeString {
+				return "", nil, opts, fmt.Errorf("files[%q]: want a string, got %s", name, typeName(f.Get(name)))
+			}
+			opts.Files[name] = f.Get(name).String()
+		}
+	}
+	if ns := v.Get("namespace"); !ns.IsUndefined() && !ns.IsNull() {
+		if ns.Type() != js.TypeString {
+			return "", nil, opts, fmt.Errorf("namespace: want a string, got %s", typeName(ns))
+		}
+		opts.Namespace = ns.String()
+	}
+	return line, words, opts, nil
+}
+
+// stringMap converts for js.ValueOf, which takes map[string]any but not map[string]string.
+func stringMap(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }
 
 // parseRequest turns the page's request object into an *http.Request as net/http's server would hand it to
