@@ -58,8 +58,9 @@ for (const encoding of ['br', 'identity']) {
         const times = [];
         for (let j = 0; j < 30; j++) {
           app.editors.set('objects', base.replace('my-awesome-cron-image', `image-${j}`));
+          const t0 = performance.now();
           await app.run();
-          times.push(app.evaluation.ms);
+          times.push({ wall: performance.now() - t0, engine: app.evaluation.ms, via: app.evaluation.via });
         }
         return times;
       });
@@ -91,16 +92,18 @@ console.log('| load | HTML | editors interactive | wasm headers | wasm compiled 
 console.log('|---|---:|---:|---:|---:|---:|---:|---|');
 for (const r of rows) console.log(`| ${r.load} | ${f(r.html)} | ${f(r.editors)} | ${f(r.headers)} | ${f(r.compiled)} | ${f(r.ready)} | ${f(r.results)} | ${r.all} |`);
 const cold = rows[0];
-const ev = [...evalTimes].sort((a, b) => a - b);
+const ev = evalTimes.map((x) => x.wall).sort((a, b) => a - b);
 const evMedian = ev[ev.length >> 1];
+const evEngine = evalTimes.map((x) => x.engine).sort((a, b) => a - b);
 console.log('\n| target (issue 4) | measured | target | verdict |');
 console.log('|---|---:|---:|---|');
 console.log(`| editors interactive, cold (brotli) | ${f(cold.editors)} ms | 500 ms | ${verdict(cold.editors, 500)} |`);
 console.log(`| engine ready, cold (brotli) | ${f(cold.ready)} ms | 2000 ms | ${verdict(cold.ready, 2000)} |`);
-console.log(`| re-evaluation after an edit, CronTab example, median of ${ev.length} | ${evMedian.toFixed(1)} ms | 20 ms | ${verdict(evMedian, 20)} |`);
+console.log(`| re-evaluation after an edit, CronTab example, median of ${ev.length} (edit to results shown) | ${evMedian.toFixed(1)} ms | 20 ms | ${verdict(evMedian, 20)} |`);
 const sorted = [...rtt].sort((a, b) => a - b);
-console.log(`\nRe-evaluation: p90 ${ev[Math.floor(ev.length * 0.9)].toFixed(1)} ms, max ${ev[ev.length - 1].toFixed(1)} ms ` +
-  '(an edit of the object: the previous object is deleted and the new one created, then listed as a Table and read back; the CRD stays).');
+console.log(`\nRe-evaluation (via ${evalTimes[0].via}): p90 ${ev[Math.floor(ev.length * 0.9)].toFixed(1)} ms, max ${ev[ev.length - 1].toFixed(1)} ms; ` +
+  `of which the evaluation itself, median ${evEngine[evEngine.length >> 1].toFixed(1)} ms (the rest: the worker round trip and rendering the panes). ` +
+  'An edit of the object only: the CRD stays installed.');
 console.log(`Round trip of GET /version through window.crdplay (page -> worker -> engine -> page), ${rtt.length} requests:` +
   ` median ${sorted[rtt.length >> 1].toFixed(2)} ms, p90 ${sorted[Math.floor(rtt.length * 0.9)].toFixed(2)} ms,` +
   ` max ${sorted[rtt.length - 1].toFixed(2)} ms`);
