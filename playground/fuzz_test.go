@@ -1,0 +1,82 @@
+package playground
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// FuzzEvaluate feeds arbitrary object and old-object texts to a session with the CronTab CRD installed:
+// Evaluate must never fail, panic or hang on them, every diagnostic must lie inside its text, and every
+// object document must have a result.
+func FuzzEvaluate(f *testing.F) {
+	crd := `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: crontabs.stable.example.com
+spec:
+  group: stable.example.com
+  scope: Namespaced
+  names: {plural: crontabs, singular: crontab, kind: CronTab}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}, scale: {specReplicasPath: .spec.replicas, statusReplicasPath: .status.replicas}}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            x-kubernetes-validations: [{rule: "!has(self.replicas) || self.replicas <= 10"}]
+            properties:
+              cronSpec: {type: string, pattern: '^\S+( \S+){4}$'}
+              replicas: {type: integer, default: 1}
+              tags: {type: array, items: {type: string}, x-kubernetes-list-type: set}
+          status:
+            type: object
+            properties:
+              replicas: {type: integer}
+`
+	f.Add(crontabObject, "", "create")
+	f.Add("apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata: {name: a, finalizers: [x/y]}\nspec: {replicas: 11, tags: [a, a], x: 1}\n", "", "delete")
+	f.Add("apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata: {name: a}\nspec: {replicas: 2}\nstatus: {replicas: 1}\n", "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata: {name: a}\nspec: {replicas: 20}\n", "status")
+	f.Add("---\n- a\n---\nkind: CronTab\n---\n{\"apiVersion\": \"stable.example.com/v1\", \"kind\": \"CronTab\", \"metadata\": {\"name\": \"j\"}}\n", "", "update")
+	f.Add("apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata: {name: s}\nspec: {replicas: 3}\n", "", "scale")
+	s := NewSession(Options{})
+	modes := map[string]Mode{"create": ModeCreate, "update": ModeUpdate, "status": ModeStatus, "scale": ModeScale, "delete": ModeDelete}
+	f.Fuzz(func(t *testing.T, objects, old, mode string) {
+		if len(objects)+len(old) > 1<<16 {
+			return
+		}
+		m, ok := modes[mode]
+		if !ok {
+			m = ModeCreate
+		}
+		replicas := int32(len(objects) % 7)
+		res, err := s.Evaluate(context.Background(), Input{CRDs: &crd, Objects: objects, OldObjects: old, Mode: m, Replicas: &replicas})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.CRDs[0].Accepted {
+			t.Fatalf("the CRD was refused: %s", res.CRDs[0].Error)
+		}
+		lines := map[Source]int{SourceObjects: strings.Count(objects, "\n") + strings.Count(objects, "\r") + 1, SourceOldObjects: strings.Count(old, "\n") + strings.Count(old, "\r") + 1}
+		for _, d := range res.Diagnostics {
+			if d.Source == SourceCRDs {
+				t.Fatalf("a diagnostic in the CRD: %+v", d)
+			}
+			if d.Line < 1 || d.Line > lines[d.Source] || d.Column < 1 || d.EndLine < d.Line {
+				t.Fatalf("diagnostic outside its text (%d lines): %+v", lines[d.Source], d)
+			}
+		}
+		for _, o := range res.Objects {
+			for _, mk := range o.Marks {
+				if mk.Input != nil && (mk.Input.Line < 1 || mk.Input.Line > lines[SourceObjects]) {
+					t.Fatalf("mark outside the text: %+v", mk)
+				}
+			}
+		}
+	})
+}
