@@ -64,15 +64,8 @@ func (k *kubectl) runDescribe(cmd *command, o *describeOptions, args []string) e
 		if err != nil {
 			return err
 		}
-		for _, it := range fi {
-			obj, err := k.get(it.mapping, it.namespace, it.name, "")
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			it.object = obj
-			infos = append(infos, it)
-		}
+		// Objects read from files are not fetched by the builder; the describer fetches them.
+		infos = append(infos, fi...)
 	} else {
 		sel, err := k.selectArgs(args, bo)
 		if err != nil {

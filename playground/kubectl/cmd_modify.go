@@ -13,6 +13,7 @@ import (
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -22,7 +23,20 @@ import (
 // targets resolves the objects a command acts on (the Builder with ContinueOnError, Flatten and, when
 // fetch is true, RequireObject or Latest): files, named objects or lists. Errors of single objects are
 // collected and returned with what was found.
-func (k *kubectl) targets(args []string, fo fileOptions, bo builderOptions, fetch bool, chunkSize int64) (infos []*info, errs []error, singleItemImplied bool, err error) {
+// fetchMode is how the builder fetches the objects it resolves.
+type fetchMode int
+
+const (
+	// fetchNone: RequireObject(false), objects named on the command line are not fetched.
+	fetchNone fetchMode = iota
+	// fetchLazy: the builder's default (RetrieveLazy), objects named on the command line are fetched; those
+	// read from files are used as they are.
+	fetchLazy
+	// fetchLatest: Latest(), every object is fetched, those read from files too.
+	fetchLatest
+)
+
+func (k *kubectl) targets(args []string, fo fileOptions, bo builderOptions, fetch fetchMode, chunkSize int64) (infos []*info, errs []error, singleItemImplied bool, err error) {
 	if err := checkFileOptions(fo); err != nil {
 		return nil, nil, false, err
 	}
@@ -37,7 +51,7 @@ func (k *kubectl) targets(args []string, fo fileOptions, bo builderOptions, fetc
 			return nil, nil, false, err
 		}
 		for _, it := range fi {
-			if fetch {
+			if fetch == fetchLatest {
 				obj, err := k.fetch(it.mapping, it.namespace, it.name, "")
 				if err != nil {
 					errs = append(errs, err)
@@ -77,7 +91,7 @@ func (k *kubectl) targets(args []string, fo fileOptions, bo builderOptions, fetc
 		}
 	}
 	for _, it := range sel.items {
-		if fetch {
+		if fetch != fetchNone {
 			obj, err := k.fetch(it.mapping, it.namespace, it.name, "")
 			if err != nil {
 				errs = append(errs, err)
@@ -242,12 +256,14 @@ func (k *kubectl) runDelete(cmd *command, o *deleteOptions, args []string) error
 	var visited []deleted
 	for _, it := range infos {
 		found++
-		// The typed DeleteOptions that kubectl's unstructured client encodes without apiVersion and kind.
-		opts := map[string]interface{}{}
+		// The typed DeleteOptions, which kubectl's unstructured client encodes without apiVersion and kind.
+		opts := &metav1.DeleteOptions{}
 		if o.gracePeriod >= 0 {
-			opts["gracePeriodSeconds"] = int64(o.gracePeriod)
+			grace := int64(o.gracePeriod)
+			opts.GracePeriodSeconds = &grace
 		}
-		opts["propagationPolicy"] = propagation
+		policy := metav1.DeletionPropagation(propagation)
+		opts.PropagationPolicy = &policy
 		if warnClusterScope && !it.mapping.namespaced {
 			fmt.Fprintln(&k.errOut, "Warning: deleting cluster-scoped resources, not scoped to the provided namespace")
 			warnClusterScope = false
@@ -258,11 +274,12 @@ func (k *kubectl) runDelete(cmd *command, o *deleteOptions, args []string) error
 			continue
 		}
 		if dry == dryRunServer {
-			opts["dryRun"] = []interface{}{"All"}
+			opts.DryRun = []string{metav1.DryRunAll}
 		}
+		optsJSON, _ := json.Marshal(opts)
 		body, err := k.client.call(request{
 			method: "DELETE", path: it.mapping.path(it.namespace, it.name), accept: acceptJSON,
-			contentType: "application/json", body: encode(opts),
+			contentType: "application/json", body: append(optsJSON, '\n'),
 			resource: it.mapping.gvr.GroupResource(), name: it.name,
 		})
 		if err != nil {
@@ -457,7 +474,7 @@ func (k *kubectl) runScale(cmd *command, o *scaleOptions, args []string) error {
 		return fmt.Errorf("The --current-replicas must specify an integer of -1 or greater")
 	}
 	bo := builderOptions{namespace: k.namespace, labelSelector: o.selector, allowEmptySelector: o.all}
-	infos, errs, _, err := k.targets(args, o.files, bo, true, 0)
+	infos, errs, _, err := k.targets(args, o.files, bo, fetchLazy, 0)
 	if err != nil {
 		return err
 	}
@@ -500,21 +517,24 @@ func (k *kubectl) scaleOne(it *info, o *scaleOptions, dry dryRun) error {
 		if err != nil {
 			return err
 		}
-		var scale map[string]interface{}
+		var scale autoscalingv1.Scale
 		if err := json.Unmarshal(body, &scale); err != nil {
 			return err
 		}
-		s := &unstructured.Unstructured{Object: scale}
-		replicas, _, _ := unstructured.NestedInt64(scale, "spec", "replicas")
-		if o.currentReplicas != -1 && int(replicas) != o.currentReplicas {
-			return fmt.Errorf("Expected %s to be %s, was %s", "replicas", strconv.Itoa(o.currentReplicas), strconv.Itoa(int(replicas)))
+		if o.currentReplicas != -1 && int(scale.Spec.Replicas) != o.currentReplicas {
+			return fmt.Errorf("Expected %s to be %s, was %s", "replicas", strconv.Itoa(o.currentReplicas), strconv.Itoa(int(scale.Spec.Replicas)))
 		}
-		if o.resourceVersion != "" && s.GetResourceVersion() != o.resourceVersion {
-			return fmt.Errorf("Expected %s to be %s, was %s", "resource version", o.resourceVersion, s.GetResourceVersion())
+		if o.resourceVersion != "" && scale.ResourceVersion != o.resourceVersion {
+			return fmt.Errorf("Expected %s to be %s, was %s", "resource version", o.resourceVersion, scale.ResourceVersion)
 		}
-		_ = unstructured.SetNestedField(scale, int64(o.replicas), "spec", "replicas")
+		scale.Spec.Replicas = int32(o.replicas)
+		// The typed Scale, as client-go's scale client encodes it.
+		data, err := json.Marshal(&scale)
+		if err != nil {
+			return err
+		}
 		_, err = k.client.call(request{method: "PUT", path: path, query: q, accept: acceptJSON, contentType: "application/json",
-			body: encode(scale), resource: it.mapping.gvr.GroupResource(), name: it.name})
+			body: append(data, '\n'), resource: it.mapping.gvr.GroupResource(), name: it.name})
 		return err
 	}
 	patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, o.replicas)
@@ -614,16 +634,19 @@ func (k *kubectl) runPatch(cmd *command, o *patchOptions, args []string) error {
 		return &notSupportedError{what: "patch --local"}
 	}
 	bo := builderOptions{namespace: k.namespace}
-	infos, errs, _, err := k.targets(args, o.files, bo, false, 0)
+	infos, errs, _, err := k.targets(args, o.files, bo, fetchNone, 0)
 	if err != nil {
 		return err
 	}
 	count := 0
 	for _, it := range infos {
-		// The builder fetches the object (RequireObject), the subresource when one is named.
-		current, err := k.fetch(it.mapping, it.namespace, it.name, o.subresource)
-		if err != nil {
-			return err
+		// The builder fetches an object named on the command line (RetrieveLazy), the subresource when one is
+		// named; an object read from a file is compared as it is.
+		current := it.object
+		if current == nil {
+			if current, err = k.fetch(it.mapping, it.namespace, it.name, o.subresource); err != nil {
+				return err
+			}
 		}
 		count++
 		if dry == dryRunClient {
@@ -852,7 +875,7 @@ func (k *kubectl) runLabel(cmd *command, verb string, o *labelOptions, args []st
 		return usageErrorf(cmd, "at least one annotation update is required")
 	}
 	bo := builderOptions{namespace: k.namespace, allNamespaces: o.allNamespaces, labelSelector: o.selector, fieldSelector: o.fieldSelector, allowEmptySelector: o.all}
-	infos, errs, one, err := k.targets(resources, o.files, bo, true, 0)
+	infos, errs, one, err := k.targets(resources, o.files, bo, fetchLatest, 0)
 	if err != nil {
 		return err
 	}
@@ -1096,7 +1119,7 @@ func (k *kubectl) runWait(cmd *command, o *waitOptions, args []string) error {
 		}
 	}
 	bo := builderOptions{namespace: k.namespace, allNamespaces: o.allNamespaces, labelSelector: o.selector, fieldSelector: o.fieldSelector, allowEmptySelector: o.all}
-	infos, errs, _, err := k.targets(args, o.files, bo, true, 0)
+	infos, errs, _, err := k.targets(args, o.files, bo, fetchLatest, 0)
 	if err != nil {
 		return err
 	}
@@ -1283,4 +1306,3 @@ func conditionMet(obj *unstructured.Unstructured, c waitCondition) bool {
 	return false
 }
 
-var _ = metav1.Now
