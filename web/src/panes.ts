@@ -164,7 +164,8 @@ export function renderTable(pane: HTMLElement, ev: Evaluation, wide: boolean, on
 
 function cell(v: unknown, _format: string, type: string): string {
   if (v === null || v === undefined) return '<none>';
-  if (type === 'date' && typeof v === 'string') {
+  if (type === 'date' && typeof v === 'string' && Number.isFinite(Date.parse(v))) {
+    // kubectl prints a date column as the age of the time it holds.
     const s = Math.max(0, Math.round((Date.now() - Date.parse(v)) / 1000));
     return s < 120 ? `${s}s` : s < 7200 ? `${Math.floor(s / 60)}m` : `${Math.floor(s / 3600)}h`;
   }
