@@ -255,6 +255,9 @@ test('embed route: minimal chrome, panes and read-only from the URL, resizes its
     page: 'embed', header: false, crdShown: false, objectsShown: true, tabs: ['result', 'table'], selected: 'table', editable: 'false', table: undefined,
   });
   assert.match(got.table, /my-new-cron-object/);
+  // kubectl's AGE column: the server sends it formatted (e.g. "3s").
+  assert.match(got.table, /my-new-cron-object.*\d+s/);
+  assert.doesNotMatch(got.table, /NaN/);
   await host.waitForFunction(() => window.sizes.length > 0);
   const height = await host.evaluate(() => window.sizes.at(-1));
   assert.ok(height > 200, `resize message height ${height}`);
