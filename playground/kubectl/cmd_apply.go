@@ -628,15 +628,17 @@ func (k *kubectl) newCreateCommand() *command {
 }
 
 func (k *kubectl) runCreate(cmd *command, o *createOptions, args []string) error {
-	if len(o.files.filenames) == 0 && o.files.kustomize == "" {
-		if len(args) > 0 {
-			return fmt.Errorf("unknown command %q for %q", args[0], "kubectl create")
-		}
-		fmt.Fprintf(&k.errOut, "Error: must specify one of -f and -k\n\n")
-		return &exitError{code: 1}
+	if len(args) > 0 && createSubcommands[args[0]] {
+		return &notSupportedError{what: "kubectl create " + args[0]}
 	}
 	if len(args) > 0 {
 		return usageErrorf(cmd, "Unexpected args: %v", args)
+	}
+	if len(o.files.filenames) == 0 && o.files.kustomize == "" {
+		fmt.Fprintf(&k.errOut, "Error: must specify one of -f and -k\n\n")
+		// kubectl prints create's help here; the playground does not reproduce kubectl's help texts.
+		fmt.Fprintf(&k.errOut, "%s\n", helpNote)
+		return &exitError{code: 1}
 	}
 	if o.raw != "" || o.edit {
 		return &notSupportedError{what: "create --raw/--edit"}
@@ -690,6 +692,15 @@ func (k *kubectl) runCreate(cmd *command, o *createOptions, args []string) error
 		return fmt.Errorf("no objects passed to create")
 	}
 	return nil
+}
+
+// createSubcommands are kubectl create's generators (and their aliases), which the playground does not run.
+var createSubcommands = map[string]bool{
+	"clusterrole": true, "clusterrolebinding": true, "configmap": true, "cm": true, "cronjob": true, "cj": true,
+	"deployment": true, "deploy": true, "ingress": true, "ing": true, "job": true, "namespace": true, "ns": true,
+	"poddisruptionbudget": true, "pdb": true, "priorityclass": true, "pc": true, "quota": true,
+	"resourcequota": true, "role": true, "rolebinding": true, "secret": true, "service": true, "svc": true,
+	"serviceaccount": true, "sa": true, "token": true,
 }
 
 // --- replace ---

@@ -45,7 +45,7 @@ func (k *kubectl) newDescribeCommand() *command {
 
 func (k *kubectl) runDescribe(cmd *command, o *describeOptions, args []string) error {
 	if len(args) == 0 && len(o.files.filenames) == 0 && o.files.kustomize == "" {
-		return usageErrorf(cmd, "%s", "You must specify the type of resource to describe. "+suggestAPIResources+"\n")
+		return fmt.Errorf("You must specify the type of resource to describe. %s\n", suggestAPIResources)
 	}
 	if o.allNamespaces {
 		k.explicitNamespace = false

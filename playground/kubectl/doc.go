@@ -15,8 +15,13 @@
 //     describer, explain's plaintext template, and kubectl's error texts (client errors, "Error from
 //     server (NotFound): ..." and the invalid-object layout).
 //
-// Expected outputs in testdata/ were recorded from real kubectl against the oracle (a real
-// apiextensions-apiserver); see kubectl_test.go for how to re-record them.
+// Expected outputs in testdata/scripts/ were recorded from real kubectl v1.37.2 against the oracle (a real
+// apiextensions-apiserver, ../shared/oracle); script_test.go says how to record them again.
+//
+// What it does not do: commands that need a node, a pod or a terminal (exec, logs, edit...), watching (-w),
+// -o jsonpath|go-template|custom-columns|kyaml, --sort-by, kubectl's long help texts; those give an error
+// that says so. It does not wait as long as kubectl would: kubectl wait looks for half a second (the engine
+// changes nothing by itself), and a delete held by finalizers is watched for two seconds.
 //
 // The package is pure Go (no syscall/js, no listener): the wasm bridge calls Run with the engine's handler.
 package kubectl

@@ -79,6 +79,8 @@ type kubectl struct {
 	openapi *openAPIClient
 	// openapiV2Fetched: /openapi/v2 was requested once already.
 	openapiV2Fetched bool
+	// crdsListed: the CRDs were listed once already (field validation's CRD finder).
+	crdsListed bool
 
 	// Global flags.
 	globals   *pflag.FlagSet

@@ -120,9 +120,11 @@ func (k *kubectl) supportsFieldValidation(gvk schema.GroupVersionKind) (bool, er
 		return false, err
 	}
 	if !found {
-		// kubectl would look the kind up among CRDs and in /openapi/v2 next. A real API server publishes every
-		// served group version in /openapi/v3, so getting here means the server (or a CRD created a moment
-		// ago) is not published yet; the engine supports fieldValidation everywhere, so say so.
+		// kubectl looks the kind up among the CRDs (a CRD's group version may not be published yet), then
+		// asks /openapi/v2. A kind that is neither served nor a CRD fails later, when the builder maps it;
+		// and the servers the playground talks to validate fields themselves, so validation passes here.
+		k.listCRDsOnce()
+		k.fetchOpenAPIV2()
 		return true, nil
 	}
 	op := patchOperation(doc, gvk)
@@ -166,4 +168,13 @@ func sortedKeys(m map[string]interface{}) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// listCRDsOnce is the CRD finder of kubectl's field validation check: one list of the CRDs per command.
+func (k *kubectl) listCRDsOnce() {
+	if k.crdsListed {
+		return
+	}
+	k.crdsListed = true
+	_, _ = k.client.do(request{method: "GET", path: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", accept: acceptJSON})
 }
