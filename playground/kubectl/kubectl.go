@@ -140,7 +140,7 @@ func (k *kubectl) printHelp(c *command) {
 		k.out.WriteString(rootHelp)
 		return
 	}
-	fmt.Fprintf(&k.out, "%s\n\nUsage:\n  %s\n\n%s\n", c.Short, c.Use, helpNote)
+	fmt.Fprintf(&k.out, "%s\n\nUsage:\n  kubectl %s\n\n%s\n", c.Short, c.Use, helpNote)
 }
 
 // newTree builds kubectl's commands: those the playground emulates, and every other kubectl command as a
