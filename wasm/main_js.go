@@ -10,7 +10,7 @@
 //	crdplay.reset()                                -> Promise<void>: an empty store
 //	crdplay.setWebhook(fn | null)                  -> fn(reviewJSON, clientConfigJSON) -> Promise<string>
 //	crdplay.evaluate(inputJSON)                    -> Promise<resultJSON>: the playground's results (crdplay/playground)
-//	crdplay.kubectl({args, files, namespace})      -> Promise<{stdout, stderr, exitCode, requests}>: a kubectl command
+//	crdplay.kubectl({args, files, namespace})      -> Promise<{stdout, stderr, output, exitCode, requests}>: a kubectl command
 //	                                                  line over request()'s store (crdplay/playground/kubectl)
 //
 // This is the only file that touches syscall/js on the engine's side, as tailscale's tsconnect keeps its
@@ -249,7 +249,7 @@ func jsKubectl(_ js.Value, args []js.Value) any {
 				"responseBody":    x.ResponseBody,
 			}
 		}
-		return map[string]any{"stdout": res.Stdout, "stderr": res.Stderr, "exitCode": res.ExitCode, "requests": requests}, nil
+		return map[string]any{"stdout": res.Stdout, "stderr": res.Stderr, "output": res.Output, "exitCode": res.ExitCode, "requests": requests}, nil
 	})
 }
 

@@ -22,8 +22,11 @@ type Options struct {
 
 // Result is what the command printed and every HTTP exchange it made.
 type Result struct {
-	Stdout   string     `json:"stdout"`
-	Stderr   string     `json:"stderr"`
+	Stdout string `json:"stdout"`
+	Stderr string `json:"stderr"`
+	// Output is stdout and stderr interleaved as a terminal shows them (a warning before the line it
+	// concerns, an error after the rows that were found).
+	Output   string     `json:"output"`
 	ExitCode int        `json:"exitCode"`
 	Requests []Exchange `json:"requests"`
 }
@@ -33,7 +36,8 @@ type Result struct {
 func Run(ctx context.Context, h http.Handler, commandLine string, opts Options) Result {
 	args, err := SplitCommandLine(commandLine)
 	if err != nil {
-		return Result{Stderr: "error: " + err.Error() + "\n", ExitCode: 2, Requests: []Exchange{}}
+		msg := "error: " + err.Error() + "\n"
+		return Result{Stderr: msg, Output: msg, ExitCode: 2, Requests: []Exchange{}}
 	}
 	return RunArgs(ctx, h, args, opts)
 }
@@ -45,6 +49,7 @@ func RunArgs(ctx context.Context, h http.Handler, args []string, opts Options) (
 		args = args[1:]
 	}
 	k := &kubectl{ctx: ctx, opts: opts, warned: map[string]bool{}}
+	k.out.all, k.errOut.all = &k.all, &k.all
 	k.client = &client{ctx: ctx, h: h, log: &k.log, warnings: k.warn}
 	defer func() {
 		// A bug in the emulation must not take the page down: report it like kubectl reports a crash.
@@ -62,7 +67,7 @@ func (k *kubectl) result(code int) Result {
 	if reqs == nil {
 		reqs = []Exchange{}
 	}
-	return Result{Stdout: k.out.String(), Stderr: k.errOut.String(), ExitCode: code, Requests: reqs}
+	return Result{Stdout: k.out.String(), Stderr: k.errOut.String(), Output: k.all.String(), ExitCode: code, Requests: reqs}
 }
 
 // kubectl is one run: its output, the requests made so far and what it learnt from the server.
@@ -70,8 +75,9 @@ type kubectl struct {
 	ctx    context.Context
 	opts   Options
 	client *client
-	out    bytes.Buffer
-	errOut bytes.Buffer
+	out    stream
+	errOut stream
+	all    bytes.Buffer
 	log    []Exchange
 	warned map[string]bool
 
@@ -88,6 +94,21 @@ type kubectl struct {
 	// explicitNamespace is true when -n/--namespace was given (kubectl's enforceNamespace).
 	explicitNamespace bool
 }
+
+// stream is stdout or stderr: its own text, and the terminal's, where both meet in order.
+type stream struct {
+	own bytes.Buffer
+	all *bytes.Buffer
+}
+
+func (s *stream) Write(p []byte) (int, error) {
+	s.own.Write(p)
+	return s.all.Write(p)
+}
+
+func (s *stream) WriteString(x string) (int, error) { return s.Write([]byte(x)) }
+
+func (s *stream) String() string { return s.own.String() }
 
 // warn is kubectl's warning writer: each distinct server warning once, as "Warning: ...".
 func (k *kubectl) warn(msg string) {

@@ -251,6 +251,12 @@ func TestNamespaceOption(t *testing.T) {
 	if res.Stderr != "No resources found in default namespace.\n" {
 		t.Errorf("get in default: %q %q", res.Stdout, res.Stderr)
 	}
+	// Output is what a terminal shows: the warning before the result it is about.
+	res = Run(context.Background(), h, "kubectl apply -f unknown-field.yaml --validate=warn", Options{Files: files, Namespace: "team"})
+	if !strings.HasPrefix(res.Output, "Warning: unknown field \"spec.someRandomField\"\n") || !strings.HasSuffix(res.Output, "configured\n") ||
+		res.Output != res.Stderr+res.Stdout {
+		t.Errorf("output: %q (stdout %q, stderr %q)", res.Output, res.Stdout, res.Stderr)
+	}
 	// Every request is in the log, in order, with what the server answered.
 	res = Run(context.Background(), h, "kubectl get ct -n team -o name", Options{})
 	last := res.Requests[len(res.Requests)-1]

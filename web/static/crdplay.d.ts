@@ -493,6 +493,8 @@ export interface CrdplayKubectlExchange {
 export interface CrdplayKubectlResult {
   stdout: string;
   stderr: string;
+  /** stdout and stderr interleaved in the order a terminal shows them. */
+  output: string;
   /** kubectl's exit code: 0, or 1 for an error; 2 when the command line itself cannot be split. */
   exitCode: number;
   requests: CrdplayKubectlExchange[];

@@ -82,6 +82,11 @@ test('kubectl errors are results, with kubectl exit codes', async () => {
   assert.equal(res.stdout, '');
   assert.equal(res.stderr, 'error: the server doesn\'t have a resource type "nothing"\n');
 
+  // output interleaves the two streams as a terminal would: the row that was found, then the error.
+  res = await crdplay.kubectl({ args: 'kubectl get ct my-new-cron-object nope -o name' });
+  assert.equal(res.output, 'crontab.stable.example.com/my-new-cron-object\nError from server (NotFound): crontabs.stable.example.com "nope" not found\n');
+  assert.equal(res.output, res.stdout + res.stderr);
+
   res = await crdplay.kubectl({ args: 'kubectl get ct nope -n other' });
   assert.equal(res.exitCode, 1);
   assert.match(res.stderr, /^Error from server \(NotFound\)/);
