@@ -265,3 +265,61 @@ func TestNamespaceOption(t *testing.T) {
 		t.Errorf("last request: %+v", last)
 	}
 }
+
+// legacyServer answers discovery the legacy way, as the oracle's --discovery-shim does: an APIGroupList on
+// /apis, then one APIResourceList per group version.
+var legacyServer = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	switch r.URL.Path {
+	case "/api":
+		_, _ = w.Write([]byte(`{"kind":"APIVersions","versions":[],"serverAddressByClientCIDRs":null}`))
+	case "/apis":
+		_, _ = w.Write([]byte(`{"kind":"APIGroupList","apiVersion":"v1","groups":[{"name":"stable.example.com","versions":[{"groupVersion":"stable.example.com/v1","version":"v1"},{"groupVersion":"stable.example.com/v1beta1","version":"v1beta1"}],"preferredVersion":{"groupVersion":"stable.example.com/v1","version":"v1"}}]}`))
+	case "/apis/stable.example.com/v1", "/apis/stable.example.com/v1beta1":
+		gv := strings.TrimPrefix(r.URL.Path, "/apis/")
+		_, _ = w.Write([]byte(`{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"` + gv + `","resources":[{"name":"crontabs","singularName":"crontab","namespaced":true,"kind":"CronTab","verbs":["get","list"],"shortNames":["ct"],"categories":["all"]},{"name":"crontabs/status","singularName":"","namespaced":true,"kind":"CronTab","verbs":["get"]}]}`))
+	case "/apis/stable.example.com/v1/namespaces/default/crontabs":
+		_, _ = w.Write([]byte(`{"apiVersion":"stable.example.com/v1","kind":"CronTabList","metadata":{"resourceVersion":"7"},"items":[{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":"a","namespace":"default"}}]}`))
+	default:
+		notFound(w, r)
+	}
+})
+
+func TestLegacyDiscovery(t *testing.T) {
+	tests := []struct {
+		line   string
+		stdout string
+		paths  []string
+	}{
+		{
+			line:   "kubectl get ct -o name",
+			stdout: "crontab.stable.example.com/a\n",
+			paths:  []string{"/api", "/apis", "/apis/stable.example.com/v1", "/apis/stable.example.com/v1beta1", "/apis/stable.example.com/v1/namespaces/default/crontabs"},
+		},
+		{
+			line:   "kubectl api-resources",
+			stdout: "NAME       SHORTNAMES   APIVERSION              NAMESPACED   KIND\ncrontabs   ct           stable.example.com/v1   true         CronTab\n",
+			paths:  []string{"/api", "/apis", "/apis/stable.example.com/v1", "/apis/stable.example.com/v1beta1"},
+		},
+		{
+			line:   "kubectl api-versions",
+			stdout: "stable.example.com/v1\nstable.example.com/v1beta1\n",
+			paths:  []string{"/api", "/apis", "/apis/stable.example.com/v1", "/apis/stable.example.com/v1beta1"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.line, func(t *testing.T) {
+			res := Run(context.Background(), legacyServer, tt.line, Options{})
+			if res.ExitCode != 0 || res.Stdout != tt.stdout {
+				t.Errorf("exit %d, stdout %q, stderr %q; want %q", res.ExitCode, res.Stdout, res.Stderr, tt.stdout)
+			}
+			var paths []string
+			for _, r := range res.Requests {
+				paths = append(paths, r.Path)
+			}
+			if !reflect.DeepEqual(paths, tt.paths) {
+				t.Errorf("requests %q, want %q", paths, tt.paths)
+			}
+		})
+	}
+}
