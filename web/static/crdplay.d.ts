@@ -303,6 +303,9 @@ export interface CrdplaySchemaNode {
   combinators?: { allOf?: number; anyOf?: number; oneOf?: number; not?: boolean };
   /** Where this node's schema is in the CRD text. */
   span?: CrdplaySpan;
+  /** apiVersion, kind and metadata (ObjectMeta's fields) added where the schema leaves them out, as kubectl
+   * explain shows them; they have no span. */
+  builtin?: boolean;
   properties?: CrdplaySchemaNode[];
   items?: CrdplaySchemaNode;
   additionalProperties?: CrdplaySchemaNode;

@@ -5,9 +5,13 @@ package explain
 
 import (
 	"encoding/json"
+	"reflect"
 	"sort"
+	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1beta1 "k8s.io/apimachinery/pkg/apis/meta/v1beta1"
 
 	"crdplay/playground/internal/yamlpos"
 )
@@ -46,6 +50,9 @@ type Node struct {
 	// Span is where this node's schema is in the CRD text: the key that names it (properties' entry,
 	// "items", "additionalProperties", "openAPIV3Schema").
 	Span *yamlpos.Span `json:"span,omitempty"`
+	// Builtin marks apiVersion, kind and metadata (with ObjectMeta's fields) when the CRD's schema does not
+	// declare them: every custom resource has them, and kubectl explain shows them with these descriptions.
+	Builtin bool `json:"builtin,omitempty"`
 
 	Properties           []*Node `json:"properties,omitempty"`
 	Items                *Node   `json:"items,omitempty"`
@@ -100,7 +107,74 @@ func Build(schema *apiextensionsv1.JSONSchemaProps, segs []yamlpos.Seg, locate L
 		return nil
 	}
 	b := builder{locate: locate}
-	return b.node(schema, "", "", segs, false, 0)
+	root := b.node(schema, "", "", segs, false, 0)
+	addTypeAndObjectMeta(root)
+	return root
+}
+
+// addTypeAndObjectMeta gives the root the fields every object has, where the schema leaves them out.
+func addTypeAndObjectMeta(root *Node) {
+	has := map[string]bool{}
+	for _, p := range root.Properties {
+		has[p.Name] = true
+	}
+	typeDocs := metav1.TypeMeta{}.SwaggerDoc()
+	var add []*Node
+	for _, name := range []string{"apiVersion", "kind"} {
+		if !has[name] {
+			add = append(add, &Node{Name: name, Path: name, Type: "string", Explain: "string", Description: typeDocs[name], Builtin: true})
+		}
+	}
+	if !has["metadata"] {
+		add = append(add, objectMeta())
+	}
+	if len(add) == 0 {
+		return
+	}
+	root.Properties = append(root.Properties, add...)
+	sort.SliceStable(root.Properties, func(i, j int) bool { return root.Properties[i].Name < root.Properties[j].Name })
+}
+
+// objectMeta is the metadata node: ObjectMeta's fields, named and described as the API documents them.
+func objectMeta() *Node {
+	docs := metav1.ObjectMeta{}.SwaggerDoc()
+	n := &Node{Name: "metadata", Path: "metadata", Type: "object", Explain: "ObjectMeta",
+		Description: metav1beta1.PartialObjectMetadata{}.SwaggerDoc()["metadata"], Builtin: true}
+	t := reflect.TypeOf(metav1.ObjectMeta{})
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		typ, explain := goType(f.Type)
+		n.Properties = append(n.Properties, &Node{Name: name, Path: "metadata." + name, Type: typ, Explain: explain, Description: docs[name], Builtin: true})
+	}
+	sort.Slice(n.Properties, func(i, j int) bool { return n.Properties[i].Name < n.Properties[j].Name })
+	return n
+}
+
+// goType names an ObjectMeta field's type in OpenAPI and kubectl explain terms.
+func goType(t reflect.Type) (typ, explain string) {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case t == reflect.TypeOf(metav1.Time{}):
+		return "string", "string"
+	case t.Kind() == reflect.String:
+		return "string", "string"
+	case t.Kind() == reflect.Int64 || t.Kind() == reflect.Int32:
+		return "integer", "integer"
+	case t.Kind() == reflect.Map:
+		return "object", "map[string]string"
+	case t.Kind() == reflect.Slice:
+		if t.Elem().Kind() == reflect.String {
+			return "array", "[]string"
+		}
+		return "array", "[]" + t.Elem().Name()
+	}
+	return "object", t.Name()
 }
 
 type builder struct {

@@ -36,7 +36,27 @@ func TestBuild(t *testing.T) {
 		located = append(located, yamlpos.FormatSegs(segs))
 		return nil
 	})
-	spec := root.Properties[0]
+	// apiVersion, kind and metadata, which the schema leaves out, as every object has them.
+	var top []string
+	for _, p := range root.Properties {
+		top = append(top, p.Name)
+	}
+	if fmtList(top) != "[apiVersion kind metadata spec]" || !root.Properties[0].Builtin || root.Properties[3].Builtin {
+		t.Fatalf("root fields %v", top)
+	}
+	md := root.Properties[2]
+	mdFields := map[string]string{}
+	for _, p := range md.Properties {
+		mdFields[p.Name] = p.Explain
+		if p.Description == "" {
+			t.Errorf("metadata.%s has no description", p.Name)
+		}
+	}
+	if md.Explain != "ObjectMeta" || mdFields["name"] != "string" || mdFields["labels"] != "map[string]string" ||
+		mdFields["finalizers"] != "[]string" || mdFields["generation"] != "integer" || mdFields["ownerReferences"] != "[]OwnerReference" {
+		t.Errorf("metadata %s %v", md.Explain, mdFields)
+	}
+	spec := root.Properties[3]
 	if spec.Name != "spec" || spec.Path != "spec" || spec.Description != "the spec" || len(spec.Rules) != 1 || spec.Rules[0].Message != "too big" {
 		t.Fatalf("spec node %+v", spec)
 	}
