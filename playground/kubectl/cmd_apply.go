@@ -368,7 +368,7 @@ func (k *kubectl) applyOne(it *info, o *applyOptions, dry dryRun, directive stri
 		fmt.Fprintf(&k.errOut, "Warning: resource %[1]s is missing the %[2]s annotation which is required by %[3]s apply. %[3]s apply should only be used on resources created declaratively by either %[3]s create --save-config or %[3]s apply. The missing annotation will be patched automatically.\n",
 			it.mapping.gvr.Resource+"/"+it.name, lastAppliedAnnotation, "kubectl")
 	}
-	patch, patched, err := k.patchSimple(it, current, modified, o, dry, directive)
+	patch, patched, err := k.patchLive(it, current, modified, o, dry, directive)
 	if err != nil {
 		return addSourceToErr(fmt.Sprintf("applying patch:\n%s\nto:\n%v\nfor:", patch, it), it.source, err)
 	}
@@ -414,7 +414,7 @@ func (k *kubectl) patchSimple(it *info, current *unstructured.Unstructured, modi
 		return patch, current, nil
 	}
 	if dry == dryRunClient {
-		patchedJSON, err := mergePatch(currentJSON, patch)
+		patchedJSON, err := jsonMergePatch(currentJSON, patch)
 		if err != nil {
 			return patch, nil, fmt.Errorf("applying patch locally: %w", err)
 		}
@@ -430,20 +430,31 @@ func (k *kubectl) patchSimple(it *info, current *unstructured.Unstructured, modi
 		resource:    it.mapping.gvr.GroupResource(), name: it.name,
 	})
 	if err != nil {
-		// kubectl retries conflicts (re-reading the live object) before giving up.
-		if apierrors.IsConflict(err) {
-			for i := 0; i < 4 && apierrors.IsConflict(err); i++ {
-				cur, gerr := k.get(it.mapping, it.namespace, it.name, "")
-				if gerr != nil {
-					return nil, nil, gerr
-				}
-				return k.patchSimple(it, cur, modified, o, dry, directive)
-			}
-		}
-		return patch, nil, addSourceToErr("patching", it.source, err)
+		return patch, nil, err
 	}
 	u, err := decodeObject(body)
 	return patch, u, err
+}
+
+// patchRetries is kubectl's maxPatchRetry: how often apply recomputes its patch over a newer live object
+// after a conflict.
+const patchRetries = 5
+
+// patchLive is the patcher's Patch: patchSimple, again over the object read anew after each conflict.
+// (kubectl sleeps a second between the later tries; nothing else writes to the playground's store meanwhile.)
+func (k *kubectl) patchLive(it *info, current *unstructured.Unstructured, modified []byte, o *applyOptions, dry dryRun, directive string) ([]byte, *unstructured.Unstructured, error) {
+	patch, obj, err := k.patchSimple(it, current, modified, o, dry, directive)
+	for i := 1; i <= patchRetries && apierrors.IsConflict(err); i++ {
+		cur, gerr := k.get(it.mapping, it.namespace, it.name, "")
+		if gerr != nil {
+			return nil, nil, gerr
+		}
+		patch, obj, err = k.patchSimple(it, cur, modified, o, dry, directive)
+	}
+	if err != nil {
+		err = addSourceToErr("patching", it.source, err)
+	}
+	return patch, obj, err
 }
 
 // fetchOpenAPIV2 requests /openapi/v2 as kubectl's OpenAPI v2 getter does; the answer is not needed.
@@ -579,11 +590,6 @@ See https://kubernetes.io/docs/reference/using-api/server-side-apply/#conflicts`
 	}
 	p.operation = withDryRun("serverside-applied", dry)
 	return p.print(&k.out, it.object)
-}
-
-// mergePatch applies a JSON merge patch locally.
-func mergePatch(doc, patch []byte) ([]byte, error) {
-	return jsonMergePatch(doc, patch)
 }
 
 // --- create ---

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"reflect"
-	"sort"
 	"strings"
 	"unicode"
 
@@ -129,9 +128,7 @@ func (k *kubectl) runExplain(o *explainOptions, args []string) error {
 // explainPath splits "crontab.spec.cronSpec" into its field names, as kubectl's JSONPath parse of
 // "{.crontab.spec.cronSpec}" does for plain field names.
 func explainPath(in string) ([]string, error) {
-	if strings.HasPrefix(in, ".") {
-		in = in[1:]
-	}
+	in = strings.TrimPrefix(in, ".")
 	parts := strings.Split(in, ".")
 	for _, p := range parts {
 		if p == "" {
@@ -632,5 +629,3 @@ func wrapString(s string, limit int) string {
 	}
 	return buf.String()
 }
-
-var _ = sort.Strings

@@ -809,11 +809,9 @@ func parsePairs(args []string, pairType string) (map[string]string, []string, er
 }
 
 func (k *kubectl) runLabel(cmd *command, verb string, o *labelOptions, args []string) error {
-	pairType := strings.TrimSuffix(verb, "e")
+	pairType := "annotation"
 	if verb == "label" {
 		pairType = "label"
-	} else {
-		pairType = "annotation"
 	}
 	resources, pairArgs, err := resourcesAndPairs(args, pairType)
 	if err != nil {

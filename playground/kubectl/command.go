@@ -1,7 +1,6 @@
 package kubectl
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -67,9 +66,6 @@ func (c *command) MarkFlagRequired(name string) error {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
-
-// errHelp is the result of -h/--help.
-var errHelp = errors.New("help requested")
 
 // tree is kubectl's root: its global flags and its commands in the order kubectl adds them.
 type tree struct {

@@ -218,7 +218,9 @@ func upgradedManagedFields(entries []metav1.ManagedFieldsEntry, csaManager, ssaM
 	if err != nil {
 		return nil, fmt.Errorf("failed to encode field set: %w", err)
 	}
-	entries[idx].FieldsV1 = &metav1.FieldsV1{Raw: raw}
+	fields := &metav1.FieldsV1{}
+	fields.SetRawBytes(raw)
+	entries[idx].FieldsV1 = fields
 	var out []metav1.ManagedFieldsEntry
 	for _, e := range entries {
 		if !(e.Manager == csaManager && e.Operation == metav1.ManagedFieldsOperationUpdate && e.Subresource == "") {

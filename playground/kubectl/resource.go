@@ -27,15 +27,6 @@ type info struct {
 	source string
 }
 
-// objectName is info.ObjectName(): "crontabs.stable.example.com/name" style, resource plural and group.
-func (i *info) objectName() string {
-	gr := i.mapping.gvr.GroupResource()
-	if gr.Group == "" {
-		return gr.Resource + "/" + i.name
-	}
-	return gr.String() + "/" + i.name
-}
-
 // String is Info.String() as kubectl prints it in a few error messages.
 func (i *info) String() string {
 	basicInfo := fmt.Sprintf("Name: %q, Namespace: %q", i.name, i.namespace)

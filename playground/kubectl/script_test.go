@@ -138,9 +138,7 @@ func parseGolden(t *testing.T, path string) []outcome {
 			return
 		}
 		text := buf.String()
-		if strings.HasSuffix(text, "\n>>> (no newline at end)\n") {
-			text = strings.TrimSuffix(text, "\n>>> (no newline at end)\n")
-		}
+		text = strings.TrimSuffix(text, "\n>>> (no newline at end)\n")
 		switch section {
 		case "stdout":
 			cur.stdout = text
