@@ -31,8 +31,8 @@ type Result struct {
 	Requests []Exchange `json:"requests"`
 }
 
-// Run splits commandLine like a shell does (see SplitCommandLine) and runs it. A leading "kubectl" word is
-// optional.
+// Run splits commandLine like a shell does (see SplitCommandLine) and runs it. A leading "kubectl" (or "k")
+// word is optional.
 func Run(ctx context.Context, h http.Handler, commandLine string, opts Options) Result {
 	args, err := SplitCommandLine(commandLine)
 	if err != nil {
@@ -43,9 +43,10 @@ func Run(ctx context.Context, h http.Handler, commandLine string, opts Options) 
 }
 
 // RunArgs runs a command given as words, e.g. ["kubectl", "get", "ct", "-o", "wide"]; the leading "kubectl"
-// is optional.
+// (or "k") is optional.
 func RunArgs(ctx context.Context, h http.Handler, args []string, opts Options) (res Result) {
-	if len(args) > 0 && args[0] == "kubectl" {
+	// "kubectl" is optional, and so is "k", the alias most people give it.
+	if len(args) > 0 && (args[0] == "kubectl" || args[0] == "k") {
 		args = args[1:]
 	}
 	k := &kubectl{ctx: ctx, opts: opts, warned: map[string]bool{}}

@@ -218,6 +218,7 @@ func TestRunErrors(t *testing.T) {
 		{name: "stdin", line: "kubectl apply -f -", wantCode: 1, wantStderr: "error: reading from stdin (-f -) is not supported by the playground's kubectl\n"},
 		{name: "missing file", line: "kubectl apply -f objects.yaml", wantCode: 1, wantStderr: "error: the path \"objects.yaml\" does not exist\n"},
 		{name: "kubectl word optional", line: "version --client", wantCode: 0},
+		{name: "k alias", line: "k version --client", wantCode: 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
