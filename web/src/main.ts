@@ -82,6 +82,36 @@ function setTab(tab: string): void {
     const pane = $(`pane-${t}`);
     if (pane) pane.hidden = t !== tab;
   }
+  renderPane(app.tab);
+}
+
+// Panes are rendered when shown: an evaluation renders the result pane and the visible one, and marks the
+// others stale (the HTTP log and the explain tree can be large, and typing must stay fast).
+const stale = new Set<Tab>();
+function renderPane(tab: Tab): void {
+  if (!stale.has(tab)) return;
+  stale.delete(tab);
+  const ev = app.evaluation;
+  switch (tab) {
+    case 'http':
+      renderLog($('pane-http')!, app.log);
+      return;
+    case 'cli':
+      return;
+  }
+  if (!ev) return;
+  const ks = kinds();
+  switch (tab) {
+    case 'result': renderResult($('pane-result')!, ev); break;
+    case 'cel': renderCEL($('pane-cel')!, ks, ev); break;
+    case 'table': {
+      const table = (): void => renderTable($('pane-table')!, ev, app.wide, (w) => { app.wide = w; table(); });
+      table();
+      break;
+    }
+    case 'versions': renderVersions($('pane-versions')!, ev, webhookBox); break;
+    case 'explain': renderExplain($('pane-explain')!, ks); break;
+  }
 }
 $('tabs')?.addEventListener('click', (e) => {
   const t = (e.target as HTMLElement).closest<HTMLElement>('[data-tab]');
@@ -298,13 +328,9 @@ function show(ev: Evaluation): void {
   app.runs++;
   app.editors.show(ev.diagnostics);
   pushLog(ev.log);
-  const ks = kinds();
-  renderResult($('pane-result')!, ev);
-  renderCEL($('pane-cel')!, ks, ev);
-  const table = (): void => renderTable($('pane-table')!, ev, app.wide, (w) => { app.wide = w; table(); });
-  table();
-  renderVersions($('pane-versions')!, ev, webhookBox);
-  renderExplain($('pane-explain')!, ks);
+  for (const t of TABS) stale.add(t);
+  renderPane('result');
+  renderPane(app.tab);
   summarize(ev.diagnostics);
   document.body.dataset.runs = String(app.runs);
   document.body.dataset.via = ev.via;
@@ -335,7 +361,8 @@ function summarize(diags: Diagnostic[]): void {
 function pushLog(x: Exchange[]): void {
   app.log.push(...x);
   if (app.log.length > LOG_LIMIT) app.log.splice(0, app.log.length - LOG_LIMIT);
-  renderLog($('pane-http')!, app.log);
+  stale.add('http');
+  if (app.tab === 'http') renderPane('http');
 }
 
 function buildWebhookBox(): HTMLElement {
