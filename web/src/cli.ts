@@ -113,6 +113,8 @@ async function execute(line: string, host: CLIHost): Promise<string> {
 
 /** kubectl's result as the engine's emulation (crdplay/playground/kubectl) returns it. */
 interface KubectlResult {
+  /** stdout and stderr interleaved as a terminal shows them (newer bridges). */
+  output?: string;
   stdout: string;
   stderr: string;
   exitCode: number;
@@ -132,6 +134,6 @@ export function kubectlVia(call: (arg: unknown) => Promise<unknown>) {
       response: { status: x.status, headers: x.responseHeaders ?? {}, body: x.responseBody ?? '' },
       ms: NaN,
     }));
-    return { output: (r.stdout ?? '') + (r.stderr ?? ''), exitCode: r.exitCode, requests };
+    return { output: r.output ?? (r.stdout ?? '') + (r.stderr ?? ''), exitCode: r.exitCode, requests };
   };
 }
