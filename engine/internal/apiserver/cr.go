@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -623,6 +624,12 @@ func (r *crRequest) guaranteedUpdate(ctx context.Context, strategy updateStrateg
 	}
 	if dryRun {
 		out, err := r.storedResult(data, o.Revision)
+		return out, false, err
+	}
+	if bytes.Equal(data, o.Value) {
+		// etcd3's GuaranteedUpdate does not write an object whose encoding is what is stored: the answer is the
+		// stored object with its resourceVersion, and watchers see no event.
+		out, err := r.storedResult(o.Value, o.Revision)
 		return out, false, err
 	}
 	rev, err := r.s.cfg.Storage.Update(ctx, key, data, o.Revision)

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,12 +14,12 @@ import (
 	"sort"
 	"strconv"
 
-	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -480,6 +481,11 @@ func (s *Server) writeCRD(ctx context.Context, crd, live *apiextensionsv1.Custom
 		return nil, apierrors.NewInternalError(err)
 	}
 	liveRev, _ := strconv.ParseInt(live.ResourceVersion, 10, 64)
+	// As etcd3's GuaranteedUpdate, an object whose encoding is what is stored is not written: the answer is the
+	// stored object with its resourceVersion, and watchers see no event.
+	if cur, err := s.cfg.Storage.Get(ctx, crdKey(crd.Name)); err == nil && cur.Revision == liveRev && bytes.Equal(cur.Value, data) {
+		return decodeCRD(cur)
+	}
 	rev, err := s.cfg.Storage.Update(ctx, crdKey(crd.Name), data, liveRev)
 	if err != nil {
 		switch {
@@ -640,7 +646,7 @@ func (r *crdRequest) patch() (reply, error) {
 	ctx := r.req.Context()
 	ct, _, _ := mimeType(r.req.Header.Get("Content-Type"))
 	pt := types.PatchType(ct)
-	if pt != types.JSONPatchType && pt != types.MergePatchType {
+	if pt != types.JSONPatchType && pt != types.MergePatchType && pt != types.StrategicMergePatchType {
 		return reply{}, negotiation.NewUnsupportedMediaTypeError([]string{string(types.JSONPatchType), string(types.MergePatchType), string(types.StrategicMergePatchType), string(types.ApplyYAMLPatchType)})
 	}
 	body, err := readBody(r.req, r.s.cfg.MaxRequestBytes)
@@ -651,29 +657,37 @@ func (r *crdRequest) patch() (reply, error) {
 	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(r.req.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
 		return reply{}, apierrors.NewBadRequest(err.Error())
 	}
+	if errs := metav1validation.ValidatePatchOptions(opts, pt); len(errs) > 0 {
+		return reply{}, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "PatchOptions"}, "", errs)
+	}
 	if body, err = validatePatchBytes(body, pt); err != nil {
 		return reply{}, err
 	}
 	r.s.mu.Lock()
 	defer r.s.mu.Unlock()
 	out, err := r.updateWith(ctx, r.info.Subresource == "status", len(opts.DryRun) > 0, managerOrUserAgent(opts.FieldManager, r.req.UserAgent()), func(live *apiextensionsv1.CustomResourceDefinition) (*apiextensionsv1.CustomResourceDefinition, error) {
+		if pt == types.StrategicMergePatchType {
+			// CRDs are a built-in type of the server, so unlike custom resources they take strategic merge
+			// patches, with the patch meta of their Go type.
+			crd, warns, err := crds.StrategicMergePatch(live, body, opts.FieldValidation)
+			if err != nil {
+				return nil, err
+			}
+			for _, w := range warns {
+				r.rec.AddWarning("", w)
+			}
+			return crd, nil
+		}
 		cur, err := json.Marshal(live)
 		if err != nil {
 			return nil, err
 		}
-		var patched []byte
-		if pt == types.JSONPatchType {
-			p, err := jsonpatch.DecodePatch(body)
-			if err != nil {
-				return nil, apierrors.NewBadRequest(err.Error())
-			}
-			if patched, err = p.Apply(cur); err != nil {
-				return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
-			}
-		} else if patched, err = jsonpatch.MergePatch(cur, body); err != nil {
-			return nil, apierrors.NewBadRequest(err.Error())
+		directive := fieldValidation(opts.FieldValidation)
+		patched, strictErrs, err := applyJSPatch(cur, body, pt, directive)
+		if err != nil {
+			return nil, err
 		}
-		crd, warns, err := crds.Decode(patched, "application/json", opts.FieldValidation)
+		crd, warns, err := crds.DecodePatched(patched, strictErrs, directive)
 		if err != nil {
 			return nil, err
 		}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"reflect"
+	"strings"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -110,18 +112,64 @@ func (r *crRequest) patch(strategy updateStrategy, fm *managedfields.FieldManage
 	return reply{code: http.StatusOK, obj: out}, nil
 }
 
-// validatePatchBytes checks that a JSON or merge patch is JSON at all.
-func validatePatchBytes(body []byte, pt types.PatchType) ([]byte, error) {
-	var v interface{}
-	if err := json.Unmarshal(body, &v); err != nil {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
-	}
-	if pt == types.JSONPatchType {
-		if _, ok := v.([]interface{}); !ok {
-			return nil, apierrors.NewBadRequest("invalid JSON patch")
-		}
+// validatePatchBytes checks that a JSON, merge or strategic merge patch is JSON at all, as the PATCH handler's
+// validateAndTranscodePatch does before anything else; the patch mechanisms report other problems.
+func validatePatchBytes(body []byte, _ types.PatchType) ([]byte, error) {
+	if !json.Valid(body) {
+		return nil, apierrors.NewBadRequest("invalid JSON patch")
 	}
 	return body, nil
+}
+
+// upstreamJSONPatchOpType is how encoding/json names upstream's []jsonPatchOp (in package handlers) in its
+// errors; ours lives in package apiserver.
+const upstreamJSONPatchOpType = "[]handlers.jsonPatchOp"
+
+// applyJSPatch applies a JSON or merge patch to the JSON of the current object, as the PATCH handler's
+// jsonPatcher.applyJSPatch does: with the Strict and Warn directives the patch is first decoded strictly, and
+// its duplicate fields come back as strict errors for the caller to report with the decoding's.
+func applyJSPatch(current, patch []byte, pt types.PatchType, directive string) ([]byte, []error, error) {
+	strict := directive == metav1.FieldValidationStrict || directive == metav1.FieldValidationWarn
+	var strictErrs []error
+	var err error
+	switch pt {
+	case types.JSONPatchType:
+		if strict {
+			var ops []jsonPatchOp
+			if strictErrs, err = kjson.UnmarshalStrict(patch, &ops); err != nil {
+				msg := strings.ReplaceAll(err.Error(), "[]"+reflect.TypeOf(jsonPatchOp{}).String(), upstreamJSONPatchOpType)
+				return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %s", msg))
+			}
+			for i, e := range strictErrs {
+				strictErrs[i] = fmt.Errorf("json patch %v", e)
+			}
+		}
+		p, err := jsonpatch.DecodePatch(patch)
+		if err != nil {
+			return nil, nil, apierrors.NewBadRequest(err.Error())
+		}
+		if len(p) > maxJSONPatchOperations {
+			return nil, nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("The allowed maximum operations in a JSON patch is %d, got %d", maxJSONPatchOperations, len(p)))
+		}
+		patched, err := p.Apply(current)
+		if err != nil {
+			return nil, nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
+		}
+		return patched, strictErrs, nil
+	case types.MergePatchType:
+		if strict {
+			v := map[string]any{}
+			if strictErrs, err = kjson.UnmarshalStrict(patch, &v); err != nil {
+				return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+			}
+		}
+		patched, err := jsonpatch.MergePatch(current, patch)
+		if err == jsonpatch.ErrBadJSONPatch {
+			return nil, nil, apierrors.NewBadRequest(err.Error())
+		}
+		return patched, strictErrs, err
+	}
+	return nil, nil, fmt.Errorf("%v: unimplemented patch type", pt)
 }
 
 // jsonPatch applies a JSON or merge patch to the live object's JSON in the request version and decodes the
@@ -132,43 +180,9 @@ func (r *crRequest) jsonPatch(ctx context.Context, live *unstructured.Unstructur
 		return nil, err
 	}
 	strict := directive == metav1.FieldValidationStrict || directive == metav1.FieldValidationWarn
-	var strictErrs []error
-	var patched []byte
-	switch pt {
-	case types.JSONPatchType:
-		if strict {
-			var ops []jsonPatchOp
-			if strictErrs, err = kjson.UnmarshalStrict(patch, &ops); err != nil {
-				return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
-			}
-			for i, e := range strictErrs {
-				strictErrs[i] = fmt.Errorf("json patch %v", e)
-			}
-		}
-		p, err := jsonpatch.DecodePatch(patch)
-		if err != nil {
-			return nil, apierrors.NewBadRequest(err.Error())
-		}
-		if len(p) > maxJSONPatchOperations {
-			return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("The allowed maximum operations in a JSON patch is %d, got %d", maxJSONPatchOperations, len(p)))
-		}
-		if patched, err = p.Apply(current); err != nil {
-			return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
-		}
-	case types.MergePatchType:
-		if strict {
-			v := map[string]any{}
-			if strictErrs, err = kjson.UnmarshalStrict(patch, &v); err != nil {
-				return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
-			}
-		}
-		patched, err = jsonpatch.MergePatch(current, patch)
-		if err == jsonpatch.ErrBadJSONPatch {
-			return nil, apierrors.NewBadRequest(err.Error())
-		}
-		if err != nil {
-			return nil, err
-		}
+	patched, strictErrs, err := applyJSPatch(current, patch, pt, directive)
+	if err != nil {
+		return nil, err
 	}
 
 	dec := r.ci.requestDecoder(false, strict, r.vi.kind.GroupVersion())

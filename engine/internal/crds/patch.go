@@ -1,0 +1,152 @@
+package crds
+
+import (
+	"fmt"
+	"net/http"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/mergepatch"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	kjson "sigs.k8s.io/json"
+)
+
+// StrategicMergePatch applies a strategic merge patch (application/strategic-merge-patch+json) to a stored
+// CRD, as kube-apiserver's PATCH handler does for the built-in types it serves (AS/endpoints/handlers/patch.go:
+// smpPatcher.applyPatchToCurrentObject, strategicPatchObject and applyPatchToObject, which are unexported).
+// The patch meta comes from the apiextensions/v1 Go types, whose lists carry no patch strategy: a list in
+// the patch (spec.versions, a version's additionalPrinterColumns) replaces the stored one, maps (schema
+// properties, labels, annotations) merge key by key, and metadata's lists (finalizers, ownerReferences)
+// merge as ObjectMeta's tags say.
+//
+// directive is the fieldValidation query value ("" means Warn, as upstream's handlers default it): with
+// Warn, duplicate and unknown fields come back as warnings; with Strict they fail with the 422 upstream
+// gives; Ignore drops them silently. The result is defaulted; the caller runs the update strategy. Errors are
+// *apierrors.StatusError with upstream's messages.
+func StrategicMergePatch(live *apiextensionsv1.CustomResourceDefinition, patch []byte, directive string) (*apiextensionsv1.CustomResourceDefinition, []string, error) {
+	if directive == "" {
+		directive = metav1.FieldValidationWarn
+	}
+	strict := directive == metav1.FieldValidationWarn || directive == metav1.FieldValidationStrict
+	current := live.DeepCopy()
+	current.APIVersion, current.Kind = crdGVK.ToAPIVersionAndKind()
+	original, err := runtime.DefaultUnstructuredConverter.ToUnstructured(current)
+	if err != nil {
+		return nil, nil, apierrors.NewInternalError(err)
+	}
+
+	patchMap := map[string]interface{}{}
+	var strictErrs []error
+	if strict {
+		if strictErrs, err = kjson.UnmarshalStrict(patch, &patchMap); err != nil {
+			return nil, nil, apierrors.NewBadRequest(err.Error())
+		}
+	} else if err := kjson.UnmarshalCaseSensitivePreserveInts(patch, &patchMap); err != nil {
+		return nil, nil, apierrors.NewBadRequest(err.Error())
+	}
+
+	patched, err := strategicpatch.StrategicMergeMapPatch(original, patchMap, &apiextensionsv1.CustomResourceDefinition{})
+	if err != nil {
+		return nil, nil, interpretStrategicMergePatchError(err)
+	}
+
+	out := &apiextensionsv1.CustomResourceDefinition{}
+	invalid := func(msg string) error {
+		return apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{field.Invalid(field.NewPath("patch"), fmt.Sprintf("%+v", patchMap), msg)})
+	}
+	var warnings []string
+	warn := func(errs []error) {
+		for _, e := range errs {
+			warnings = append(warnings, splitYAMLErrors(e.Error())...)
+		}
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(patched, out, strict); err != nil {
+		strictErr, isStrict := runtime.AsStrictDecodingError(err)
+		switch {
+		case !isStrict:
+			// As upstream: the strict errors of the patch itself are incomplete here, and a real decoding
+			// error wins over them.
+			return nil, nil, invalid(err.Error())
+		case directive == metav1.FieldValidationWarn:
+			warn(append(strictErrs, strictErr.Errors()...))
+		default:
+			return nil, nil, invalid(runtime.NewStrictDecodingError(append(strictErrs, strictErr.Errors()...)).Error())
+		}
+	} else if len(strictErrs) > 0 {
+		if directive != metav1.FieldValidationWarn {
+			return nil, nil, invalid(runtime.NewStrictDecodingError(strictErrs).Error())
+		}
+		warn(strictErrs)
+	}
+	// Decoding JSON into a versioned object would default it; upstream does the same after the map patch.
+	scheme.Default(out)
+	out.APIVersion, out.Kind = crdGVK.ToAPIVersionAndKind()
+	return out, warnings, nil
+}
+
+// interpretStrategicMergePatchError gives a patch error the status upstream's handler gives it.
+func interpretStrategicMergePatchError(err error) error {
+	switch err {
+	case mergepatch.ErrBadJSONDoc, mergepatch.ErrBadPatchFormatForPrimitiveList, mergepatch.ErrBadPatchFormatForRetainKeys, mergepatch.ErrBadPatchFormatForSetElementOrderList, mergepatch.ErrUnsupportedStrategicMergePatchFormat:
+		return apierrors.NewBadRequest(err.Error())
+	case mergepatch.ErrNoListOfLists, mergepatch.ErrPatchContentNotMatchRetainKeys:
+		return apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
+	default:
+		return err
+	}
+}
+
+// DecodePatched decodes the JSON a JSON or merge patch produced from a stored CRD, as the PATCH handler's
+// jsonPatcher.applyPatchToCurrentObject does: strictErrs are what strict decoding of the patch itself found
+// (duplicate fields); with the Warn directive they and the unknown fields of the result become warnings,
+// with Strict a 422 on "patch" naming the patched JSON, and any other decoding error is such a 422 too.
+// The object comes back defaulted.
+func DecodePatched(patched []byte, strictErrs []error, directive string) (*apiextensionsv1.CustomResourceDefinition, []string, error) {
+	if directive == "" {
+		directive = metav1.FieldValidationWarn
+	}
+	info, ok := runtime.SerializerInfoForMediaType(codecs.SupportedMediaTypes(), runtime.ContentTypeJSON)
+	if !ok {
+		return nil, nil, apierrors.NewInternalError(fmt.Errorf("no JSON serializer"))
+	}
+	decoder := info.Serializer
+	if directive == metav1.FieldValidationWarn || directive == metav1.FieldValidationStrict {
+		decoder = info.StrictSerializer
+	}
+	invalid := func(msg string) error {
+		return apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{field.Invalid(field.NewPath("patch"), string(patched), msg)})
+	}
+	var warnings []string
+	warn := func(errs []error) {
+		for _, e := range errs {
+			warnings = append(warnings, splitYAMLErrors(e.Error())...)
+		}
+	}
+	obj, _, err := decodeInto(decoder, patched, &apiextensionsv1.CustomResourceDefinition{})
+	if err != nil {
+		strictErr, isStrict := runtime.AsStrictDecodingError(err)
+		switch {
+		case !isStrict:
+			return nil, nil, invalid(err.Error())
+		case directive == metav1.FieldValidationWarn:
+			warn(append(strictErrs, strictErr.Errors()...))
+		default:
+			return nil, nil, invalid(runtime.NewStrictDecodingError(append(strictErrs, strictErr.Errors()...)).Error())
+		}
+	} else if len(strictErrs) > 0 {
+		if directive != metav1.FieldValidationWarn {
+			return nil, nil, invalid(runtime.NewStrictDecodingError(strictErrs).Error())
+		}
+		warn(strictErrs)
+	}
+	crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition)
+	if !ok {
+		return nil, warnings, apierrors.NewInternalError(fmt.Errorf("decoded %T instead of a v1 CustomResourceDefinition", obj))
+	}
+	crd.APIVersion, crd.Kind = crdGVK.ToAPIVersionAndKind()
+	return crd, warnings, nil
+}

@@ -1,0 +1,44 @@
+package server_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"crdplay/internal/oraclecase"
+	"crdplay/server"
+)
+
+// TestOracleAPICasesOnEtcd replays testdata/oracle-api, the cases recorded from the real server that the engine
+// test replays on memory storage, on etcd: what storage does (no write for an update that changes nothing,
+// revisions, dry runs, paging, watches) must not depend on where objects are kept.
+func TestOracleAPICasesOnEtcd(t *testing.T) {
+	needSockets(t)
+	dirs, err := oraclecase.CaseDirs(filepath.Join("..", "testdata", "oracle-api"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dirs) == 0 {
+		t.Fatal("no cases in testdata/oracle-api")
+	}
+	ep := startEtcd(t)
+	opts := oraclecase.Options{PollInterval: 5 * time.Millisecond, WaitTimeout: 5 * time.Second, NoSleep: true}
+	for _, dir := range dirs {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			wipeEtcd(t, ep)
+			h, err := server.NewHandler(server.Options{Storage: server.StorageEtcd, Etcd: server.EtcdOptions{Endpoints: []string{ep}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			res, err := oraclecase.New(oraclecase.HandlerClient(h), "http://engine", opts).RunCase(dir)
+			if err != nil {
+				t.Fatalf("after %d step(s): %v", res.Steps, err)
+			}
+			if len(res.Diffs) > 0 {
+				t.Errorf("%d of the outputs differ from the real server's:\n%s", len(res.Diffs), strings.Join(res.Diffs, "\n"))
+			}
+		})
+	}
+}
