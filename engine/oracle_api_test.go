@@ -11,10 +11,10 @@ import (
 
 // TestOracleAPICases replays testdata/oracle-api: cases written for the API breadth that real clients use
 // (dryRun on every write, deletecollection with selectors and delete options, list and watch parameters, writes
-// that change nothing, strategic merge patches of CRDs, malformed patches), in the oracle's case format and
-// recorded from it (`../shared/oracle/bin/oracle case testdata/oracle-api` starts a fresh oracle and rewrites
-// their expected/ files). They are kept apart from testdata/oracle, which is a copy of the oracle's own cases.
-// server's TestOracleAPICasesOnEtcd replays them on etcd.
+// that change nothing, strategic merge patches and server-side apply of CRDs, malformed patches), in the
+// oracle's case format and recorded from it (`../shared/oracle/bin/oracle case testdata/oracle-api` starts a
+// fresh oracle and rewrites their expected/ files). They are kept apart from testdata/oracle, which is a copy
+// of the oracle's own cases. server's TestOracleAPICasesOnEtcd replays them on etcd.
 func TestOracleAPICases(t *testing.T) {
 	dirs, err := oraclecase.CaseDirs(filepath.Join("..", "testdata", "oracle-api"))
 	if err != nil {

@@ -563,7 +563,8 @@ func (s *Server) writeOrDeleteCRD(ctx context.Context, crd, live *apiextensionsv
 	return s.writeCRD(ctx, crd, live)
 }
 
-// updateCRD is PUT (and the core of PATCH) for CRDs and their /status.
+// updateWith is PUT (and the core of PATCH) for CRDs and their /status. The write is recorded in managedFields
+// as manager's update unless manager is empty: server-side apply records it itself.
 func (r *crdRequest) updateWith(ctx context.Context, status bool, dryRun bool, manager string, mutate func(live *apiextensionsv1.CustomResourceDefinition) (*apiextensionsv1.CustomResourceDefinition, error)) (*apiextensionsv1.CustomResourceDefinition, error) {
 	live, err := r.s.getCRD(ctx, r.info.Name)
 	if err != nil {
@@ -583,8 +584,10 @@ func (r *crdRequest) updateWith(ctx context.Context, status bool, dryRun bool, m
 	if status {
 		fm = crdFieldManagers.status
 	}
-	if obj, err = trackManagedFields(fm, live, obj, manager); err != nil {
-		return nil, apierrors.NewInternalError(err)
+	if manager != "" {
+		if obj, err = trackManagedFields(fm, live, obj, manager); err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
 	}
 	if obj.ResourceVersion == "" || obj.ResourceVersion == "0" {
 		return nil, apierrors.NewInvalid(schema.GroupKind{Group: crdGR.Group, Kind: crdGR.Resource}, obj.Name, fieldErrorList{fieldInvalid("metadata.resourceVersion", int64(0), "must be specified for an update")})
@@ -646,7 +649,7 @@ func (r *crdRequest) patch() (reply, error) {
 	ctx := r.req.Context()
 	ct, _, _ := mimeType(r.req.Header.Get("Content-Type"))
 	pt := types.PatchType(ct)
-	if pt != types.JSONPatchType && pt != types.MergePatchType && pt != types.StrategicMergePatchType {
+	if pt != types.JSONPatchType && pt != types.MergePatchType && pt != types.StrategicMergePatchType && pt != types.ApplyYAMLPatchType {
 		return reply{}, negotiation.NewUnsupportedMediaTypeError([]string{string(types.JSONPatchType), string(types.MergePatchType), string(types.StrategicMergePatchType), string(types.ApplyYAMLPatchType)})
 	}
 	body, err := readBody(r.req, r.s.cfg.MaxRequestBytes)
@@ -665,6 +668,9 @@ func (r *crdRequest) patch() (reply, error) {
 	}
 	r.s.mu.Lock()
 	defer r.s.mu.Unlock()
+	if pt == types.ApplyYAMLPatchType {
+		return r.apply(ctx, body, opts)
+	}
 	out, err := r.updateWith(ctx, r.info.Subresource == "status", len(opts.DryRun) > 0, managerOrUserAgent(opts.FieldManager, r.req.UserAgent()), func(live *apiextensionsv1.CustomResourceDefinition) (*apiextensionsv1.CustomResourceDefinition, error) {
 		if pt == types.StrategicMergePatchType {
 			// CRDs are a built-in type of the server, so unlike custom resources they take strategic merge
@@ -700,6 +706,62 @@ func (r *crdRequest) patch() (reply, error) {
 		return reply{}, err
 	}
 	if len(opts.DryRun) == 0 {
+		r.s.runControllers(ctx)
+	}
+	return reply{code: http.StatusOK, obj: out}, nil
+}
+
+// apply is server-side apply of a CRD (the caller holds the server's lock): an update of the stored CRD, or
+// the creation of a missing one, as the PATCH handler's applyPatcher with the CRD registry's forceAllowCreate;
+// /status never creates.
+func (r *crdRequest) apply(ctx context.Context, body []byte, opts *metav1.PatchOptions) (reply, error) {
+	status := r.info.Subresource == "status"
+	fm := crdFieldManagers.main
+	if status {
+		fm = crdFieldManagers.status
+	}
+	if crdFieldManagers.err != nil {
+		return reply{}, apierrors.NewInternalError(crdFieldManagers.err)
+	}
+	force := opts.Force != nil && *opts.Force
+	dryRun := len(opts.DryRun) > 0
+	applyTo := func(live *apiextensionsv1.CustomResourceDefinition) (*apiextensionsv1.CustomResourceDefinition, error) {
+		crd, warns, err := crds.Apply(fm, live, body, opts.FieldManager, force, opts.FieldValidation)
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range warns {
+			r.rec.AddWarning("", w)
+		}
+		return crd, nil
+	}
+	if _, err := r.s.getCRD(ctx, r.info.Name); errors.Is(err, storage.ErrNotFound) && !status {
+		crd, err := applyTo(&apiextensionsv1.CustomResourceDefinition{})
+		if err != nil {
+			return reply{}, err
+		}
+		if crd.UID != "" {
+			return reply{}, apierrors.NewConflict(crdGR, r.info.Name, fmt.Errorf("uid mismatch: the provided object specified uid %s, and no existing object was found", crd.UID))
+		}
+		if crd.Name != r.info.Name {
+			return reply{}, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", crd.Name, r.info.Name))
+		}
+		crd.CreationTimestamp = metav1.Time{}
+		crd.DeletionTimestamp, crd.DeletionGracePeriodSeconds, crd.SelfLink, crd.Namespace = nil, nil, "", ""
+		out, err := r.s.createCRD(ctx, crd, dryRun)
+		if err != nil {
+			return reply{}, err
+		}
+		if !dryRun {
+			r.s.runControllers(ctx)
+		}
+		return reply{code: http.StatusCreated, obj: out}, nil
+	}
+	out, err := r.updateWith(ctx, status, dryRun, "", applyTo)
+	if err != nil {
+		return reply{}, err
+	}
+	if !dryRun {
 		r.s.runControllers(ctx)
 	}
 	return reply{code: http.StatusOK, obj: out}, nil

@@ -58,10 +58,8 @@ func (r *crRequest) patch(strategy updateStrategy, fm *managedfields.FieldManage
 	if errs := metav1validation.ValidatePatchOptions(opts, patchType); len(errs) > 0 {
 		return reply{}, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "PatchOptions"}, "", errs)
 	}
-	if patchType != types.ApplyYAMLPatchType {
-		if body, err = validatePatchBytes(body, patchType); err != nil {
-			return reply{}, err
-		}
+	if body, err = validatePatchBytes(body, patchType); err != nil {
+		return reply{}, err
 	}
 	directive := fieldValidation(opts.FieldValidation)
 	manager := managerOrUserAgent(opts.FieldManager, r.req.UserAgent())
@@ -112,9 +110,16 @@ func (r *crRequest) patch(strategy updateStrategy, fm *managedfields.FieldManage
 	return reply{code: http.StatusOK, obj: out}, nil
 }
 
-// validatePatchBytes checks that a JSON, merge or strategic merge patch is JSON at all, as the PATCH handler's
-// validateAndTranscodePatch does before anything else; the patch mechanisms report other problems.
-func validatePatchBytes(body []byte, _ types.PatchType) ([]byte, error) {
+// validatePatchBytes checks that a patch is JSON at all (YAML for apply patches), as the PATCH handler's
+// validateAndTranscodePatch does before anything else; the patch mechanisms report other problems. The body
+// is returned as it came: the mechanisms decode it themselves.
+func validatePatchBytes(body []byte, pt types.PatchType) ([]byte, error) {
+	if pt == types.ApplyYAMLPatchType {
+		if _, err := utilyaml.ToJSON(body); err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("error encoding patch: %v", err))
+		}
+		return body, nil
+	}
 	if !json.Valid(body) {
 		return nil, apierrors.NewBadRequest("invalid JSON patch")
 	}

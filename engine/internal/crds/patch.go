@@ -7,11 +7,14 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/mergepatch"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	kjson "sigs.k8s.io/json"
 )
 
@@ -146,6 +149,42 @@ func DecodePatched(patched []byte, strictErrs []error, directive string) (*apiex
 	crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition)
 	if !ok {
 		return nil, warnings, apierrors.NewInternalError(fmt.Errorf("decoded %T instead of a v1 CustomResourceDefinition", obj))
+	}
+	crd.APIVersion, crd.Kind = crdGVK.ToAPIVersionAndKind()
+	return crd, warnings, nil
+}
+
+// Apply is server-side apply (application/apply-patch+yaml) of a CRD, as the PATCH handler's applyPatcher does
+// it: the patch is decoded from YAML into an unstructured object, fm (the endpoint's field manager) merges it
+// into live (an empty CRD when the apply creates one) for manager, and with the Strict and Warn directives the
+// patch is then decoded strictly, duplicate fields failing (Strict) or becoming warnings (Warn). The result
+// carries the managedFields of the apply; the caller runs the create or update strategy.
+func Apply(fm *managedfields.FieldManager, live *apiextensionsv1.CustomResourceDefinition, patch []byte, manager string, force bool, directive string) (*apiextensionsv1.CustomResourceDefinition, []string, error) {
+	if directive == "" {
+		directive = metav1.FieldValidationWarn
+	}
+	patchObj := &unstructured.Unstructured{Object: map[string]interface{}{}}
+	if err := utilyaml.Unmarshal(patch, &patchObj.Object); err != nil {
+		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+	}
+	current := live.DeepCopy()
+	current.APIVersion, current.Kind = crdGVK.ToAPIVersionAndKind()
+	obj, err := fm.Apply(current, patchObj, manager, force)
+	if err != nil {
+		return nil, nil, err
+	}
+	var warnings []string
+	if directive == metav1.FieldValidationStrict || directive == metav1.FieldValidationWarn {
+		if err := utilyaml.UnmarshalStrict(patch, &map[string]interface{}{}); err != nil {
+			if directive == metav1.FieldValidationStrict {
+				return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("error strict decoding patch: %v", err))
+			}
+			warnings = splitYAMLErrors(err.Error())
+		}
+	}
+	crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition)
+	if !ok {
+		return nil, nil, apierrors.NewInternalError(fmt.Errorf("apply returned %T instead of a v1 CustomResourceDefinition", obj))
 	}
 	crd.APIVersion, crd.Kind = crdGVK.ToAPIVersionAndKind()
 	return crd, warnings, nil
