@@ -115,19 +115,6 @@ func (s *Server) servingInfo(crd *apiextensionsv1.CustomResourceDefinition) (*cr
 	return ci, nil
 }
 
-// crdFieldManagers are the field managers of the CRD endpoint and its /status, built once.
-var crdFieldManagers = struct {
-	main, status *managedfields.FieldManager
-	err          error
-}{}
-
-func init() {
-	crdFieldManagers.main, crdFieldManagers.err = crds.NewFieldManager("")
-	if crdFieldManagers.err == nil {
-		crdFieldManagers.status, crdFieldManagers.err = crds.NewFieldManager("status")
-	}
-}
-
 // unstructuredNop converts objects that are already in the only version served (apiextensions.k8s.io/v1).
 type unstructuredNop struct{}
 
@@ -149,8 +136,8 @@ func (unstructuredNop) ConvertFieldLabel(_ schema.GroupVersionKind, label, value
 
 // trackManagedFields records a write by manager in the CRD's managedFields.
 func trackManagedFields(fm *managedfields.FieldManager, live, obj *apiextensionsv1.CustomResourceDefinition, manager string) (*apiextensionsv1.CustomResourceDefinition, error) {
-	if crdFieldManagers.err != nil {
-		return nil, crdFieldManagers.err
+	if crdFieldManagers().err != nil {
+		return nil, crdFieldManagers().err
 	}
 	out, ok := fm.UpdateNoErrors(live, obj, manager).(*apiextensionsv1.CustomResourceDefinition)
 	if !ok {
@@ -371,7 +358,7 @@ func (r *crdRequest) create() (reply, error) {
 	if crd.Namespace != "" {
 		crd.Namespace = ""
 	}
-	crd, err = trackManagedFields(crdFieldManagers.main, &apiextensionsv1.CustomResourceDefinition{}, crd, managerOrUserAgent(opts.FieldManager, r.req.UserAgent()))
+	crd, err = trackManagedFields(crdFieldManagers().main, &apiextensionsv1.CustomResourceDefinition{}, crd, managerOrUserAgent(opts.FieldManager, r.req.UserAgent()))
 	if err != nil {
 		return reply{}, apierrors.NewInternalError(err)
 	}
@@ -540,7 +527,7 @@ func (s *Server) finishCRDDeletion(ctx context.Context, crd *apiextensionsv1.Cus
 // writeCRDStatus is a controller's write through /status as manager "kube-apiserver"; with the last
 // finalizer gone from a CRD being deleted, the store deletes it instead.
 func (s *Server) writeCRDStatus(ctx context.Context, next, live *apiextensionsv1.CustomResourceDefinition) (*apiextensionsv1.CustomResourceDefinition, error) {
-	next, err := trackManagedFields(crdFieldManagers.status, live, next, "kube-apiserver")
+	next, err := trackManagedFields(crdFieldManagers().status, live, next, "kube-apiserver")
 	if err != nil {
 		return nil, err
 	}
@@ -580,9 +567,9 @@ func (r *crdRequest) updateWith(ctx context.Context, status bool, dryRun bool, m
 	if obj.Name != r.info.Name {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", obj.Name, r.info.Name))
 	}
-	fm := crdFieldManagers.main
+	fm := crdFieldManagers().main
 	if status {
-		fm = crdFieldManagers.status
+		fm = crdFieldManagers().status
 	}
 	if manager != "" {
 		if obj, err = trackManagedFields(fm, live, obj, manager); err != nil {
@@ -716,12 +703,12 @@ func (r *crdRequest) patch() (reply, error) {
 // /status never creates.
 func (r *crdRequest) apply(ctx context.Context, body []byte, opts *metav1.PatchOptions) (reply, error) {
 	status := r.info.Subresource == "status"
-	fm := crdFieldManagers.main
+	fm := crdFieldManagers().main
 	if status {
-		fm = crdFieldManagers.status
+		fm = crdFieldManagers().status
 	}
-	if crdFieldManagers.err != nil {
-		return reply{}, apierrors.NewInternalError(crdFieldManagers.err)
+	if crdFieldManagers().err != nil {
+		return reply{}, apierrors.NewInternalError(crdFieldManagers().err)
 	}
 	force := opts.Force != nil && *opts.Force
 	dryRun := len(opts.DryRun) > 0

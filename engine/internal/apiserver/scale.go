@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"sync"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -22,13 +23,13 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
 )
 
-// scaleCodecs decode autoscaling/v1 Scale bodies.
-var scaleCodecs = func() serializer.CodecFactory {
+// scaleCodecs decode autoscaling/v1 Scale bodies. Built on first use, not at the browser engine's start-up.
+var scaleCodecs = sync.OnceValue(func() serializer.CodecFactory {
 	s := runtime.NewScheme()
 	_ = autoscalingv1.AddToScheme(s)
 	metav1.AddToGroupVersion(s, autoscalingv1.SchemeGroupVersion)
 	return serializer.NewCodecFactory(s)
-}()
+})
 
 var scaleGVK = autoscalingv1.SchemeGroupVersion.WithKind("Scale")
 
@@ -194,7 +195,7 @@ func (r *crRequest) scaleFromRequest(_ context.Context, old *autoscalingv1.Scale
 		}
 	}
 	out := &autoscalingv1.Scale{}
-	obj, gvk, err := scaleCodecs.UniversalDecoder(autoscalingv1.SchemeGroupVersion).Decode(data, &scaleGVK, out)
+	obj, gvk, err := scaleCodecs().UniversalDecoder(autoscalingv1.SchemeGroupVersion).Decode(data, &scaleGVK, out)
 	if err != nil {
 		return nil, decodeError("Scale", err, gvk, data)
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -98,14 +99,15 @@ func (nopConverter) Convert(in runtime.Object, to schema.GroupVersion) (runtime.
 // scaleScheme knows only autoscaling/v1. The /scale subresource runs its
 // typed Scale objects through the CR converter, and upstream hands them to
 // client-go's scheme; that scheme is too heavy for the wasm build and nothing
-// else in it matters for Scale.
-var scaleScheme = func() *runtime.Scheme {
+// else in it matters for Scale. Built on first use: most CRDs have no /scale,
+// and package initialisation is the browser engine's start-up time.
+var scaleScheme = sync.OnceValue(func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	if err := autoscalingv1.AddToScheme(s); err != nil {
 		panic(err)
 	}
 	return s
-}()
+})
 
 // crConverter adds what every strategy shares: version checks, Scale
 // pass-through and field labels.
@@ -134,7 +136,7 @@ func (c *crConverter) Convert(in, out, context interface{}) error {
 		_, inScale := in.(*autoscalingv1.Scale)
 		_, outScale := out.(*autoscalingv1.Scale)
 		if inScale || outScale {
-			return scaleScheme.Convert(in, out, context)
+			return scaleScheme().Convert(in, out, context)
 		}
 	}
 	uin, ok := in.(*unstructured.Unstructured)
@@ -167,7 +169,7 @@ func (c *crConverter) ConvertToVersion(in runtime.Object, target runtime.GroupVe
 	}
 	if c.convertScale {
 		if _, isScale := in.(*autoscalingv1.Scale); isScale {
-			return scaleScheme.ConvertToVersion(in, target)
+			return scaleScheme().ConvertToVersion(in, target)
 		}
 	}
 	if !c.validVersions[toGVK.GroupVersion()] {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -71,8 +72,9 @@ const upstreamSchemeName = "pkg/runtime/scheme.go:111"
 // reviewCodec encodes requests and decodes responses the way upstream's
 // webhook REST client does (it ignores the response Content-Type and sniffs
 // JSON, YAML or protobuf), so that malformed responses fail with the same
-// messages.
-var reviewCodec, reviewSchemeName = func() (runtime.Codec, string) {
+// messages. Built on first use (only webhook conversion needs it), so that
+// it costs nothing at the browser engine's start-up.
+var reviewCodec = sync.OnceValues(func() (runtime.Codec, string) {
 	s := runtime.NewScheme()
 	if err := apiextensionsv1beta1.AddToScheme(s); err != nil {
 		panic(err)
@@ -82,7 +84,7 @@ var reviewCodec, reviewSchemeName = func() (runtime.Codec, string) {
 	}
 	codecs := serializer.NewCodecFactory(s)
 	return codecs.LegacyCodec(apiextensionsv1.SchemeGroupVersion, apiextensionsv1beta1.SchemeGroupVersion), s.Name()
-}()
+})
 
 // webhookConverter is the Webhook strategy.
 type webhookConverter struct {
@@ -199,7 +201,8 @@ func (c *webhookConverter) Convert(in runtime.Object, to schema.GroupVersion) (r
 // roundTrip sends request through the transport and decodes the answer into
 // response. Its errors are those upstream's REST client would return.
 func (c *webhookConverter) roundTrip(request, response runtime.Object) error {
-	body, err := runtime.Encode(reviewCodec, request)
+	codec, schemeName := reviewCodec()
+	body, err := runtime.Encode(codec, request)
 	if err != nil {
 		return err
 	}
@@ -215,8 +218,8 @@ func (c *webhookConverter) roundTrip(request, response runtime.Object) error {
 	if len(body) == 0 {
 		return fmt.Errorf("0-length response with status code: %d and content type: %s", 200, "application/json")
 	}
-	if _, _, err := reviewCodec.Decode(body, nil, response); err != nil {
-		msg := strings.ReplaceAll(err.Error(), strconv.Quote(reviewSchemeName), strconv.Quote(upstreamSchemeName))
+	if _, _, err := codec.Decode(body, nil, response); err != nil {
+		msg := strings.ReplaceAll(err.Error(), strconv.Quote(schemeName), strconv.Quote(upstreamSchemeName))
 		return errors.New(msg)
 	}
 	return nil

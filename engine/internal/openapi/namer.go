@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"strings"
+	"sync"
 
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
@@ -45,8 +46,9 @@ const metaV1 = "io.k8s.apimachinery.pkg.apis.meta.v1."
 // perGroupVersionKinds are the meta types metav1.AddToGroupVersion registers in every group version.
 var perGroupVersionKinds = []string{"WatchEvent", "ListOptions", "GetOptions", "DeleteOptions", "CreateOptions", "UpdateOptions", "PatchOptions"}
 
-// registeredKinds maps a definition name to its kinds as "group/version/Kind", built once from the tables above.
-var registeredKinds = func() map[string][]string {
+// registeredKinds maps a definition name to its kinds as "group/version/Kind", built from the tables above on
+// first use (not at the browser engine's start-up).
+var registeredKinds = sync.OnceValue(func() map[string][]string {
 	m := map[string][]string{}
 	for _, kind := range perGroupVersionKinds {
 		for _, gv := range schemeGroupVersions {
@@ -69,11 +71,11 @@ var registeredKinds = func() map[string][]string {
 		m["io.k8s.api.autoscaling.v1."+kind] = []string{"autoscaling/v1/" + kind}
 	}
 	return m
-}()
+})
 
 // definitionName implements common.Config.GetDefinitionName: names are kept, registered kinds are listed.
 func definitionName(name string) (string, spec.Extensions) {
-	kinds, ok := registeredKinds[name]
+	kinds, ok := registeredKinds()[name]
 	if !ok {
 		return name, nil
 	}
