@@ -61,34 +61,39 @@ func StrategicMergePatch(live *apiextensionsv1.CustomResourceDefinition, patch [
 	invalid := func(msg string) error {
 		return apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{field.Invalid(field.NewPath("patch"), fmt.Sprintf("%+v", patchMap), msg)})
 	}
-	var warnings []string
-	warn := func(errs []error) {
-		for _, e := range errs {
-			warnings = append(warnings, splitYAMLErrors(e.Error())...)
-		}
-	}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(patched, out, strict); err != nil {
-		strictErr, isStrict := runtime.AsStrictDecodingError(err)
-		switch {
-		case !isStrict:
-			// As upstream: the strict errors of the patch itself are incomplete here, and a real decoding
-			// error wins over them.
-			return nil, nil, invalid(err.Error())
-		case directive == metav1.FieldValidationWarn:
-			warn(append(strictErrs, strictErr.Errors()...))
-		default:
-			return nil, nil, invalid(runtime.NewStrictDecodingError(append(strictErrs, strictErr.Errors()...)).Error())
-		}
-	} else if len(strictErrs) > 0 {
-		if directive != metav1.FieldValidationWarn {
-			return nil, nil, invalid(runtime.NewStrictDecodingError(strictErrs).Error())
-		}
-		warn(strictErrs)
+	warnings, err := settleStrictErrors(runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(patched, out, strict), strictErrs, directive, invalid)
+	if err != nil {
+		return nil, nil, err
 	}
 	// Decoding JSON into a versioned object would default it; upstream does the same after the map patch.
 	scheme.Default(out)
 	out.APIVersion, out.Kind = crdGVK.ToAPIVersionAndKind()
 	return out, warnings, nil
+}
+
+// settleStrictErrors decides, as upstream's patchers do, what becomes of decodeErr (decoding the patched
+// object) and strictErrs (what strict decoding of the patch itself found): a decoding error that is not a
+// strict one is a 422 through invalid, and wins over strictErrs, which are incomplete then; strict errors are
+// warnings with the Warn directive and a 422 otherwise (callers pass no strict errors for Ignore).
+func settleStrictErrors(decodeErr error, strictErrs []error, directive string, invalid func(string) error) ([]string, error) {
+	if decodeErr != nil {
+		strictErr, isStrict := runtime.AsStrictDecodingError(decodeErr)
+		if !isStrict {
+			return nil, invalid(decodeErr.Error())
+		}
+		strictErrs = append(strictErrs, strictErr.Errors()...)
+	}
+	if len(strictErrs) == 0 {
+		return nil, nil
+	}
+	if directive != metav1.FieldValidationWarn {
+		return nil, invalid(runtime.NewStrictDecodingError(strictErrs).Error())
+	}
+	var warnings []string
+	for _, e := range strictErrs {
+		warnings = append(warnings, splitYAMLErrors(e.Error())...)
+	}
+	return warnings, nil
 }
 
 // interpretStrategicMergePatchError gives a patch error the status upstream's handler gives it.
@@ -123,28 +128,10 @@ func DecodePatched(patched []byte, strictErrs []error, directive string) (*apiex
 	invalid := func(msg string) error {
 		return apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{field.Invalid(field.NewPath("patch"), string(patched), msg)})
 	}
-	var warnings []string
-	warn := func(errs []error) {
-		for _, e := range errs {
-			warnings = append(warnings, splitYAMLErrors(e.Error())...)
-		}
-	}
-	obj, _, err := decodeInto(decoder, patched, &apiextensionsv1.CustomResourceDefinition{})
+	obj, _, decodeErr := decodeInto(decoder, patched, &apiextensionsv1.CustomResourceDefinition{})
+	warnings, err := settleStrictErrors(decodeErr, strictErrs, directive, invalid)
 	if err != nil {
-		strictErr, isStrict := runtime.AsStrictDecodingError(err)
-		switch {
-		case !isStrict:
-			return nil, nil, invalid(err.Error())
-		case directive == metav1.FieldValidationWarn:
-			warn(append(strictErrs, strictErr.Errors()...))
-		default:
-			return nil, nil, invalid(runtime.NewStrictDecodingError(append(strictErrs, strictErr.Errors()...)).Error())
-		}
-	} else if len(strictErrs) > 0 {
-		if directive != metav1.FieldValidationWarn {
-			return nil, nil, invalid(runtime.NewStrictDecodingError(strictErrs).Error())
-		}
-		warn(strictErrs)
+		return nil, nil, err
 	}
 	crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition)
 	if !ok {
