@@ -72,23 +72,9 @@ func (k *kubectl) runDescribe(cmd *command, o *describeOptions, args []string) e
 			return err
 		}
 		for _, m := range sel.lists {
-			pages, err := k.list(m, k.namespace, bo, o.chunkSize, acceptJSON, nil)
-			for _, p := range pages {
-				list, derr := decodeObject(p)
-				if derr != nil {
-					errs = append(errs, derr)
-					continue
-				}
-				items, _ := list.Object["items"].([]interface{})
-				for _, item := range items {
-					im, _ := item.(map[string]interface{})
-					u := &unstructured.Unstructured{Object: im}
-					infos = append(infos, &info{mapping: m, namespace: u.GetNamespace(), name: u.GetName(), object: u})
-				}
-			}
-			if err != nil {
-				errs = append(errs, err)
-			}
+			listed, lerrs := k.listInfos(m, k.namespace, bo, o.chunkSize)
+			infos = append(infos, listed...)
+			errs = append(errs, lerrs...)
 		}
 		for _, it := range sel.items {
 			obj, err := k.get(it.mapping, it.namespace, it.name, "")

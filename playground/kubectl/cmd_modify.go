@@ -68,27 +68,15 @@ func (k *kubectl) targets(args []string, fo fileOptions, bo builderOptions, fetc
 		return nil, nil, false, err
 	}
 	for _, m := range sel.lists {
-		pages, err := k.list(m, bo.namespace, bo, chunkSize, acceptJSON, nil)
-		for _, p := range pages {
-			list, derr := decodeObject(p)
-			if derr != nil {
-				errs = append(errs, derr)
-				continue
-			}
-			items, _ := list.Object["items"].([]interface{})
-			for _, item := range items {
-				im, _ := item.(map[string]interface{})
-				u := &unstructured.Unstructured{Object: im}
-				if u.GetKind() == "" {
-					u.SetKind(m.gvk.Kind)
-					u.SetAPIVersion(m.gvk.GroupVersion().String())
-				}
-				infos = append(infos, &info{mapping: m, namespace: u.GetNamespace(), name: u.GetName(), object: u})
+		listed, lerrs := k.listInfos(m, bo.namespace, bo, chunkSize)
+		for _, it := range listed {
+			if it.object.GetKind() == "" {
+				it.object.SetKind(m.gvk.Kind)
+				it.object.SetAPIVersion(m.gvk.GroupVersion().String())
 			}
 		}
-		if err != nil {
-			errs = append(errs, err)
-		}
+		infos = append(infos, listed...)
+		errs = append(errs, lerrs...)
 	}
 	for _, it := range sel.items {
 		if fetch != fetchNone {
@@ -229,23 +217,9 @@ func (k *kubectl) runDelete(cmd *command, o *deleteOptions, args []string) error
 	if sel != nil {
 		infos = sel.items
 		for _, m := range sel.lists {
-			pages, lerr := k.list(m, k.namespace, bo, 0, acceptJSON, nil)
-			for _, p := range pages {
-				list, derr := decodeObject(p)
-				if derr != nil {
-					errs = append(errs, derr)
-					continue
-				}
-				items, _ := list.Object["items"].([]interface{})
-				for _, item := range items {
-					im, _ := item.(map[string]interface{})
-					u := &unstructured.Unstructured{Object: im}
-					infos = append(infos, &info{mapping: m, namespace: u.GetNamespace(), name: u.GetName(), object: u})
-				}
-			}
-			if lerr != nil {
-				errs = append(errs, lerr)
-			}
+			listed, lerrs := k.listInfos(m, k.namespace, bo, 0)
+			infos = append(infos, listed...)
+			errs = append(errs, lerrs...)
 		}
 	}
 	found := 0

@@ -418,6 +418,31 @@ func (k *kubectl) get(m *mapping, namespace, name, subresource string) (*unstruc
 
 // list fetches a collection in chunks of chunkSize, as the Builder's selector visitor does, and returns each
 // page's body.
+// listInfos lists m's objects in namespace, page by page as list does, as infos. Errors of single pages do not
+// stop the others: they are all returned, with what could be read.
+func (k *kubectl) listInfos(m *mapping, namespace string, o builderOptions, chunkSize int64) ([]*info, []error) {
+	var infos []*info
+	var errs []error
+	pages, err := k.list(m, namespace, o, chunkSize, acceptJSON, nil)
+	for _, p := range pages {
+		list, derr := decodeObject(p)
+		if derr != nil {
+			errs = append(errs, derr)
+			continue
+		}
+		items, _ := list.Object["items"].([]interface{})
+		for _, item := range items {
+			im, _ := item.(map[string]interface{})
+			u := &unstructured.Unstructured{Object: im}
+			infos = append(infos, &info{mapping: m, namespace: u.GetNamespace(), name: u.GetName(), object: u})
+		}
+	}
+	if err != nil {
+		errs = append(errs, err)
+	}
+	return infos, errs
+}
+
 func (k *kubectl) list(m *mapping, namespace string, o builderOptions, chunkSize int64, accept string, extra url.Values) ([][]byte, error) {
 	var pages [][]byte
 	cont := ""
