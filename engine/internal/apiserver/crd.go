@@ -756,11 +756,7 @@ func (r *crdRequest) apply(ctx context.Context, body []byte, opts *metav1.PatchO
 
 func (r *crdRequest) delete() (reply, error) {
 	ctx := r.req.Context()
-	body, err := readBody(r.req, r.s.cfg.MaxRequestBytes)
-	if err != nil {
-		return reply{}, err
-	}
-	opts, err := deleteOptions(r.req, body)
+	opts, err := deleteOptions(r.req, r.s.cfg.MaxRequestBytes)
 	if err != nil {
 		return reply{}, err
 	}
@@ -799,11 +795,7 @@ func (r *crdRequest) delete() (reply, error) {
 // comes back. The answer is the list as it was before the deletions.
 func (r *crdRequest) deleteCollection() (reply, error) {
 	ctx := r.req.Context()
-	body, err := readBody(r.req, r.s.cfg.MaxRequestBytes)
-	if err != nil {
-		return reply{}, err
-	}
-	opts, err := deleteOptions(r.req, body)
+	opts, err := deleteOptions(r.req, r.s.cfg.MaxRequestBytes)
 	if err != nil {
 		return reply{}, err
 	}

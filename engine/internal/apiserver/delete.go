@@ -26,8 +26,12 @@ func fieldInvalid(path string, value interface{}, msg string) *field.Error {
 	return field.Invalid(field.NewPath(path), value, msg)
 }
 
-// deleteOptions reads DeleteOptions from the body (JSON or YAML) or the query.
-func deleteOptions(r *http.Request, body []byte) (*metav1.DeleteOptions, error) {
+// deleteOptions reads DeleteOptions from the body (JSON or YAML; at most maxBytes, as every body) or the query.
+func deleteOptions(r *http.Request, maxBytes int64) (*metav1.DeleteOptions, error) {
+	body, err := readBody(r, maxBytes)
+	if err != nil {
+		return nil, err
+	}
 	opts := &metav1.DeleteOptions{}
 	if len(body) > 0 {
 		obj, _, err := metainternalversionscheme.Codecs.UniversalDecoder(metav1.SchemeGroupVersion).Decode(body, &schema.GroupVersionKind{Group: "meta.k8s.io", Version: "v1", Kind: "DeleteOptions"}, opts)
@@ -48,11 +52,7 @@ func deleteOptions(r *http.Request, body []byte) (*metav1.DeleteOptions, error) 
 
 func (r *crRequest) delete() (reply, error) {
 	ctx := ctxWithNamespace(r.req.Context(), r.info.Namespace)
-	body, err := readBody(r.req, r.s.cfg.MaxRequestBytes)
-	if err != nil {
-		return reply{}, err
-	}
-	opts, err := deleteOptions(r.req, body)
+	opts, err := deleteOptions(r.req, r.s.cfg.MaxRequestBytes)
 	if err != nil {
 		return reply{}, err
 	}
@@ -191,11 +191,7 @@ func gcFinalizers(current []string, opts *metav1.DeleteOptions) []string {
 // it, while it has finalizers), and answer with the list as it was before the deletions.
 func (r *crRequest) deleteCollection() (reply, error) {
 	ctx := ctxWithNamespace(r.req.Context(), r.info.Namespace)
-	body, err := readBody(r.req, r.s.cfg.MaxRequestBytes)
-	if err != nil {
-		return reply{}, err
-	}
-	opts, err := deleteOptions(r.req, body)
+	opts, err := deleteOptions(r.req, r.s.cfg.MaxRequestBytes)
 	if err != nil {
 		return reply{}, err
 	}
