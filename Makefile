@@ -44,7 +44,8 @@ help:
 	@echo 'make run-etcd  the same with objects in an etcd run inside the server (data in $(ETCD_DATA_DIR))'
 	@echo 'make test   every test: vet, gofmt, templ drift, tsc; Go natively; Go under GOOS=js GOARCH=wasm in node;'
 	@echo '            the bridge in node and the playground in headless Chromium (test-browser)'
-	@echo 'make bench  reports: engine size for the browser, page load times, API throughput on memory and etcd'
+	@echo 'make bench  reports: engine size for the browser, page load and re-evaluation times, wasm/native time per'
+	@echo '            evaluation phase, API throughput on memory and etcd'
 	@echo 'make clean  remove bin/, build/ and test-results/'
 
 ## Running
@@ -117,6 +118,8 @@ bench: wasm-workspace need-chromium node_modules/.package-lock.json
 	@echo
 	$(GO) build -o bin/crdplay-server ./server/cmd/crdplay-server
 	CRDPLAY_WEB_DIR=$(BENCH_SITE_DIR) CRDPLAY_SERVER=bin/crdplay-server node web/bench/load.mjs $(BENCH_LOAD_RUNS)
+	@echo
+	PATH="$$PATH:$(WASM_EXEC_DIR)" $(GO) run ./tools/wasmratio -wasm-workspace $(WASM_WS)/go.work -out build/bench
 	@echo
 	$(GO) run ./tools/loadbench -clients 8 -duration $(BENCH_DURATION)
 

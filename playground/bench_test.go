@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The targets for re-evaluation after an object edit (compile cached): 20 ms median for the CronTab
@@ -15,7 +16,8 @@ import (
 
 // BenchmarkReevaluate measures an evaluation after an edit of the object text, with the CRD text unchanged
 // (installed once, before the timer), as the page does it: the CRD text not sent again (Input.CRDs nil),
-// the schema trees known (KnownCRDRevision), and the result encoded as JSON for the bridge.
+// the schema trees known (KnownCRDRevision), the HTTP exchanges traced for the page's log, and the result
+// encoded as JSON for the bridge.
 func BenchmarkReevaluate(b *testing.B) {
 	for _, bc := range []struct {
 		name, dir string
@@ -41,20 +43,28 @@ func BenchmarkReevaluate(b *testing.B) {
 				// A different label each time: a real edit of the text, accepted like the original.
 				edits[i] = strings.Replace(object, "\nmetadata:\n", "\nmetadata:\n  labels: {edit: \"e"+strconv.Itoa(i)+"\"}\n", 1)
 			}
+			var ph phases
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				res, err := s.Evaluate(ctx, Input{Objects: edits[i%len(edits)], KnownCRDRevision: first.CRDRevision})
+				res, err := s.Evaluate(ctx, Input{Objects: edits[i%len(edits)], KnownCRDRevision: first.CRDRevision, Trace: true})
 				if err != nil {
 					b.Fatal(err)
 				}
 				if !res.CRDCached || !res.Objects[0].Accepted {
 					b.Fatalf("cached=%v accepted=%v", res.CRDCached, res.Objects[0].Accepted)
 				}
+				encStart := time.Now()
 				if _, err := json.Marshal(res); err != nil {
 					b.Fatal(err)
 				}
+				t := res.Timings
+				ph.add("parse", t.Parse)
+				ph.add("engine", t.ObjectEngine)
+				ph.add("place", t.Objects-t.Parse-t.ObjectEngine)
+				ph.add("encode", ms(time.Since(encStart)))
 			}
+			ph.report(b)
 		})
 	}
 }
@@ -72,11 +82,16 @@ func BenchmarkInstall(b *testing.B) {
 			object := readBenchFile(b, filepath.Join(bc.dir, "01-create.yaml"))
 			s := NewSession(Options{})
 			ctx := context.Background()
+			var ph phases
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				text := crd + "\n# edit " + strconv.Itoa(i) + "\n"
 				res, err := s.Evaluate(ctx, Input{CRDs: &text, Objects: object})
+				if err == nil {
+					ph.add("crd-engine", res.Timings.CRDEngine)
+					ph.add("crd-analysis", res.Timings.CRDs-res.Timings.CRDEngine)
+				}
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -87,6 +102,7 @@ func BenchmarkInstall(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			ph.report(b)
 		})
 	}
 }
@@ -98,4 +114,27 @@ func readBenchFile(b *testing.B, path string) string {
 		b.Fatal(err)
 	}
 	return string(data)
+}
+
+// phases adds up the parts of the evaluations a benchmark ran, for b.ReportMetric: one "<phase>-ms/op" metric
+// each, which make bench (tools/wasmratio) compares between the native and the js/wasm build.
+type phases struct {
+	names []string
+	sum   map[string]float64
+}
+
+func (p *phases) add(name string, ms float64) {
+	if p.sum == nil {
+		p.sum = map[string]float64{}
+	}
+	if _, ok := p.sum[name]; !ok {
+		p.names = append(p.names, name)
+	}
+	p.sum[name] += ms
+}
+
+func (p *phases) report(b *testing.B) {
+	for _, n := range p.names {
+		b.ReportMetric(p.sum[n]/float64(b.N), n+"-ms/op")
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
@@ -76,13 +77,14 @@ func (st *crdState) resultsFor(omitSchemas bool) []CRDResult {
 }
 
 // install starts an engine and creates every CRD of text in it, in order, as `kubectl create -f` would.
-func (s *Session) install(ctx context.Context, text string, trace *[]Exchange) (*crdState, error) {
+func (s *Session) install(ctx context.Context, text string, trace *[]Exchange, engineTime *time.Duration) (*crdState, error) {
 	h, store, err := s.newEngine()
 	if err != nil {
 		return nil, err
 	}
 	st := &crdState{text: text, revision: revisionOf(text), handler: h, store: store, served: map[gvk]*installed{}, results: []CRDResult{}}
 	ev := &evaluation{ctx: ctx, s: s, st: st, trace: trace}
+	defer func() { *engineTime = ev.engineTime }()
 	if len(text) > maxText {
 		st.diags = append(st.diags, Diagnostic{Source: SourceCRDs, Type: "TooLarge", Severity: SeverityError,
 			Message: fmt.Sprintf("the CRD text is %d bytes; the playground takes at most %d", len(text), maxText),

@@ -27,6 +27,9 @@ type evaluation struct {
 	in    Input
 	res   *Result
 	trace *[]Exchange
+	// engineTime and parseTime add up the time spent in the engine's handler and in parsing the object texts, for
+	// Timings.
+	engineTime, parseTime time.Duration
 }
 
 // object is one object document on its way through the evaluation.
@@ -127,6 +130,7 @@ func results(objs []*object) []ObjectResult {
 // parse splits a text into object documents and finds the CRD that serves each, as kubectl's REST mapping
 // would.
 func (ev *evaluation) parse(src Source, text string) []*object {
+	defer func(start time.Time) { ev.parseTime += time.Since(start) }(time.Now())
 	if len(text) > maxText {
 		ev.diag(Diagnostic{Source: src, Type: "TooLarge", Severity: SeverityError,
 			Message: fmt.Sprintf("the text is %d bytes; the playground takes at most %d", len(text), maxText),

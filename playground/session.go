@@ -97,13 +97,15 @@ func (s *Session) Evaluate(ctx context.Context, in Input) (res *Result, err erro
 		trace = &[]Exchange{}
 	}
 	if s.st == nil || s.st.text != crdText {
-		st, err := s.install(ctx, crdText, trace)
+		var engineTime time.Duration
+		st, err := s.install(ctx, crdText, trace, &engineTime)
 		if err != nil {
 			s.st = nil
 			return nil, err
 		}
 		s.st = st
 		res.Timings.CRDs = ms(time.Since(start))
+		res.Timings.CRDEngine = ms(engineTime)
 	} else {
 		res.CRDCached = true
 	}
@@ -121,6 +123,7 @@ func (s *Session) Evaluate(ctx context.Context, in Input) (res *Result, err erro
 		s.st = nil // the next evaluation reinstalls
 	}
 	res.Timings.Objects = ms(time.Since(objStart))
+	res.Timings.ObjectEngine, res.Timings.Parse = ms(ev.engineTime), ms(ev.parseTime)
 
 	sort.SliceStable(res.Diagnostics, func(i, j int) bool {
 		a, b := res.Diagnostics[i], res.Diagnostics[j]

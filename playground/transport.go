@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 
@@ -49,7 +50,9 @@ func (ev *evaluation) do(method, path, contentType, accept string, body []byte) 
 		req.Header.Set("Accept", accept)
 	}
 	w := &recorder{header: http.Header{}}
+	start := time.Now()
 	ev.st.handler.ServeHTTP(w, req)
+	ev.engineTime += time.Since(start)
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}

@@ -324,4 +324,11 @@ type Timings struct {
 	// CRDs is the time spent installing the CRDs (0 when cached), Objects the rest.
 	CRDs    float64 `json:"crds"`
 	Objects float64 `json:"objects"`
+	// The parts, for comparing the phases of wasm and native builds (make bench): CRDEngine is the part of
+	// CRDs spent in the engine's handler (the rest is cost estimation and the explain tree); Parse and
+	// ObjectEngine are the parts of Objects spent splitting and decoding the object texts and in the
+	// engine's handler (the rest is placing the answers in the texts: marks, stored YAML, positions).
+	CRDEngine    float64 `json:"crdEngine"`
+	Parse        float64 `json:"parse"`
+	ObjectEngine float64 `json:"objectEngine"`
 }
