@@ -1,5 +1,6 @@
 // The three YAML editors (CodeMirror 6): highlighting, the engine's diagnostics inline (lint), schema hover and
-// completion of schema keys and enum values in the objects editors.
+// completion of schema keys and enum values: in the objects editors from the kinds' schemas (the CRD editor's
+// text), in the CRD editor from the engine's OpenAPI document of CustomResourceDefinition itself.
 import { basicSetup } from 'codemirror';
 import { EditorView, hoverTooltip, keymap, type Tooltip } from '@codemirror/view';
 import { Compartment, EditorState, Prec, type Extension } from '@codemirror/state';
@@ -8,7 +9,7 @@ import { HighlightStyle, syntaxHighlighting, syntaxTree } from '@codemirror/lang
 import { tags } from '@lezer/highlight';
 import { setDiagnostics, lintGutter, type Diagnostic as CMDiagnostic } from '@codemirror/lint';
 import { autocompletion, type CompletionContext, type CompletionResult } from '@codemirror/autocomplete';
-import { documents, pathAt, toValue } from './yaml';
+import { documents, mappingKeys, pathAt, toValue, valueNodeAt } from './yaml';
 import { at, describe, keysOf, schemaFor, typeName, type KindSchema } from './schema';
 import type { Diagnostic, EditorId } from './evaluate';
 
@@ -53,6 +54,9 @@ export interface EditorOptions {
   onShare(): void;
   /** The kinds of the CRD editor's current text. */
   kinds(): KindSchema[];
+  /** The kinds the CRD editor's documents may be (CustomResourceDefinition), from the engine's OpenAPI
+   * document; none until the engine has answered, and the CRD editor then has no schema help. */
+  crdKinds(): KindSchema[];
 }
 
 export function createEditors(initial: Record<EditorId, string>, opts: EditorOptions): Editors {
@@ -74,11 +78,10 @@ export function createEditors(initial: Record<EditorId, string>, opts: EditorOpt
       EditorView.updateListener.of((u) => { if (u.docChanged) opts.onChange(id); }),
       EditorView.contentAttributes.of({ 'aria-label': `${id} YAML`, 'data-editor': id }),
     ];
-    if (id !== 'crd') {
-      extensions.push(schemaHover(opts.kinds), autocompletion({ override: [schemaCompletion(opts.kinds)], activateOnTyping: true }));
-    } else {
-      extensions.push(autocompletion());
-    }
+    // The CRD editor's documents are a built-in kind: only an exact apiVersion and kind select its schema,
+    // and a field under an untyped node (default, example, enum values are any JSON) is not unknown.
+    const src: Source = id === 'crd' ? { kinds: opts.crdKinds, builtin: true } : { kinds: opts.kinds, builtin: false };
+    extensions.push(schemaHover(src), autocompletion({ override: [schemaCompletion(src)], activateOnTyping: true }));
     const parent = document.getElementById(`${id}-editor`)!;
     views[id] = new EditorView({ parent, state: EditorState.create({ doc: initial[id], extensions }) });
   }
@@ -108,23 +111,33 @@ export function createEditors(initial: Record<EditorId, string>, opts: EditorOpt
   };
 }
 
-/** The document of the objects text at pos, parsed, and its kind's schema. */
-function contextAt(state: EditorState, pos: number, kinds: KindSchema[]) {
+/** Where an editor's schemas come from. */
+interface Source {
+  kinds(): KindSchema[];
+  /** The documents are a built-in kind (the CRD editor): exact apiVersion and kind, OpenAPI's untyped JSON. */
+  builtin: boolean;
+}
+
+/** The document of an editor's text at pos, its kind's schema and the path there. Only the nodes on the way
+ * are read (apiVersion, kind, the mapping at the path), so that a big CRD is not converted on every key. */
+function contextAt(state: EditorState, pos: number, src: Source) {
+  const kinds = src.kinds();
+  if (!kinds.length) return null;
   const text = state.doc.toString();
   const tree = syntaxTree(state);
   const doc = documents(text, tree).find((d) => pos >= d.from && pos <= d.to);
   if (!doc) return null;
-  const obj = toValue(text, doc.node);
-  const ks = schemaFor(kinds, obj);
+  const head = { apiVersion: toValue(text, valueNodeAt(text, doc, ['apiVersion'])), kind: toValue(text, valueNodeAt(text, doc, ['kind'])) };
+  const ks = src.builtin ? kinds.find((k) => `${k.group}/${k.version}` === head.apiVersion && k.kind === head.kind) : schemaFor(kinds, head);
   const where = pathAt(text, tree, pos);
   if (!ks || !where) return null;
-  return { text, ks, where, obj };
+  return { text, ks, where, doc };
 }
 
 /** Hovering a key shows its schema: type, description, default, validations. */
-function schemaHover(kinds: () => KindSchema[]): Extension {
+function schemaHover(src: Source): Extension {
   return hoverTooltip((view, pos): Tooltip | null => {
-    const c = contextAt(view.state, pos, kinds());
+    const c = contextAt(view.state, pos, src);
     if (!c) return null;
     const path = c.where.key !== undefined ? [...c.where.path, c.where.key] : c.where.path;
     if (!path.length) return null;
@@ -132,6 +145,7 @@ function schemaHover(kinds: () => KindSchema[]): Extension {
     if (!s) {
       const parent = at(c.ks.schema, path.slice(0, -1));
       if (!parent || parent['x-kubernetes-preserve-unknown-fields'] || typeof parent.additionalProperties === 'object') return null;
+      if (src.builtin && !parent.properties) return null;
       return tip(c.where.from, c.where.to, [`${path.join('.')}: not in the schema of ${c.ks.kind} ${c.ks.version}`, 'The API server prunes unknown fields (and warns about them).'], 'unknown');
     }
     const parent = at(c.ks.schema, path.slice(0, -1));
@@ -157,10 +171,10 @@ function tip(from: number, to: number, lines: string[], kind: string): Tooltip {
 }
 
 /** Completion of the schema's keys (on a key) and enum values, booleans and defaults (on a value). */
-function schemaCompletion(kinds: () => KindSchema[]) {
+function schemaCompletion(src: Source) {
   return (ctx: CompletionContext): CompletionResult | null => {
     const word = ctx.matchBefore(/[\w.\-/"']*/);
-    const c = contextAt(ctx.state, ctx.pos, kinds());
+    const c = contextAt(ctx.state, ctx.pos, src);
     if (!c || !word) return null;
     const line = ctx.state.doc.lineAt(ctx.pos);
     const before = line.text.slice(0, ctx.pos - line.from);
@@ -170,15 +184,17 @@ function schemaCompletion(kinds: () => KindSchema[]) {
       const path = c.where.inValue ? c.where.path : [...c.where.path, ...(keyMatch ? [keyMatch[1]] : [])];
       const s = at(c.ks.schema, path);
       if (!s) return null;
-      const values = s.enum ?? (s.type === 'boolean' ? [true, false] : s.default !== undefined ? [s.default] : []);
+      let values = s.enum ?? (s.type === 'boolean' ? [true, false] : s.default !== undefined ? [s.default] : []);
+      // Upstream's OpenAPI gives built-in fields their Go zero value as default ("" for scope, {} for names):
+      // nothing to offer.
+      if (src.builtin) values = values.filter((v) => v !== '' && !(v && typeof v === 'object' && !Object.keys(v).length));
       if (!values.length) return null;
       return { from: word.from, options: values.map((v) => ({ label: typeof v === 'string' ? v : JSON.stringify(v), type: 'enum', detail: typeName(s) })) };
     }
     if (!ctx.explicit && word.from === word.to && !/^\s*(- )?$/.test(before)) return null;
     // A key: the keys of the mapping the cursor is in, minus those already there.
     const s = at(c.ks.schema, c.where.path);
-    const here = c.where.path.reduce<any>((v, seg) => (v && typeof v === 'object' ? v[seg] : undefined), c.obj);
-    const present = new Set(here && typeof here === 'object' ? Object.keys(here) : []);
+    const present = new Set(mappingKeys(c.text, valueNodeAt(c.text, c.doc, c.where.path)));
     const opts = keysOf(s).filter(([k]) => !present.has(k) || k === c.where.key).map(([k, p]) => ({
       label: k, type: 'property', detail: typeName(p) + (s?.required?.includes(k) ? ' required' : ''),
       info: p.description, apply: k + ': ',

@@ -3,7 +3,11 @@
 // arrived and while the CRD is still invalid.
 import type { Segment } from './yaml';
 
-/** The part of an OpenAPI v3 schema object the page reads. */
+/**
+ * The part of an OpenAPI v3 schema object the page reads. Schemas read from an OpenAPI document (openapi.ts)
+ * are graphs with cycles (JSONSchemaProps holds JSONSchemaProps) and lazy children: follow a path with at(),
+ * never walk one whole without a bound.
+ */
 export interface Schema {
   type?: string;
   format?: string;
@@ -37,6 +41,9 @@ export interface Schema {
   allOf?: Schema[];
   oneOf?: Schema[];
   not?: Schema;
+  /** The OpenAPI component this schema is, when it is an object (ObjectMeta, JSONSchemaProps): kubectl explain
+   * prints that name as the type. Only schemas read from an OpenAPI document (openapi.ts) have it. */
+  refName?: string;
 }
 
 /** One served version of a kind: what an object's apiVersion/kind select. */
@@ -116,6 +123,7 @@ export function at(schema: Schema, path: Segment[]): Schema | undefined {
 export function typeName(s: Schema | undefined): string {
   if (!s) return '<unknown>';
   if (s['x-kubernetes-int-or-string']) return '<IntOrString>';
+  if (s.refName) return `<${s.refName}>`;
   switch (s.type) {
     case 'array':
       return `<[]${typeName(s.items).slice(1, -1)}>`;

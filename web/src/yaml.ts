@@ -270,6 +270,33 @@ export function locate(text: string, doc: YamlDoc, path: Segment[]): Located {
   return best;
 }
 
+/**
+ * The value node a path names in a document, or null when the document does not go that deep. Reads only the
+ * nodes on the path, so that hover and completion in a big CRD do not convert the whole document to values.
+ */
+export function valueNodeAt(text: string, doc: YamlDoc, path: Segment[]): SyntaxNode | null {
+  let node = unwrap(doc.node);
+  for (const seg of path) {
+    if (!node) return null;
+    if (typeof seg === 'number' && (node.name === 'BlockSequence' || node.name === 'FlowSequence')) {
+      const it = items(node)[seg];
+      node = it ? unwrap(itemValue(it)) : null;
+    } else if (node.name === 'BlockMapping' || node.name === 'FlowMapping') {
+      const p = pairs(node).find((pp) => pairKey(text, pp) === String(seg));
+      node = p ? unwrap(pairValue(p)) : null;
+    } else {
+      return null;
+    }
+  }
+  return node;
+}
+
+/** The keys of a mapping node ([] for any other node). */
+export function mappingKeys(text: string, node: SyntaxNode | null): string[] {
+  if (!node || (node.name !== 'BlockMapping' && node.name !== 'FlowMapping')) return [];
+  return pairs(node).map((p) => pairKey(text, p)).filter((k): k is string => k !== null);
+}
+
 function lineEnd(text: string, pos: number): number {
   const nl = text.indexOf('\n', pos);
   return nl < 0 ? text.length : nl;
