@@ -83,6 +83,8 @@ export interface Evaluation {
   /** Estimated CEL costs per CRD version and the limits (crdplay.evaluate only). */
   cel?: { crd: string; version: string; cost: import('./gosession').GoVersionCost }[];
   celLimits?: { perExpression: number; perCRD: number; perCall: number; runtimeBudget: number };
+  /** The engine's explain trees of the CRD versions (crdplay.evaluate only). */
+  explain?: import('./gosession').ExplainKind[];
   /** Which path produced this: the engine's playground package, or requests from the page. */
   via: 'evaluate' | 'requests';
   crdCached?: boolean;

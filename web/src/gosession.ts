@@ -3,15 +3,16 @@
 // the same (compiled schemas and CEL programs cached), plus what the REST API does not expose (CEL cost
 // estimates, runtime cost). Its Result is converted here into the page's Evaluation, so that the panes are the
 // same whichever path produced it. The shapes mirror playground/types.go.
+import type { CrdplaySchemaNode } from '../static/crdplay.d.ts';
 import type { CRDResult, Diagnostic, EditorId, Evaluation, Exchange, Inputs, ObjectResult } from './evaluate';
-import { offsetOf } from './yaml';
+import { documents, offsetOf, toValue, valueNodeAt } from './yaml';
 
 interface Span { line: number; column: number; endLine: number; endColumn: number }
 interface GoDiagnostic extends Span { source: string; document: number; field?: string; type: string; message: string; severity: 'error' | 'warning' | 'info'; exact: boolean }
 interface GoMark { kind: string; path: string; value?: unknown; input?: Span; stored?: Span }
 interface GoRule { field: string; self: string; rule: string; message?: string; messageExpression?: string; transition: boolean; optionalOldSelf?: boolean; maxCost: number; cardinality: number; cardinalityBounded: boolean; cost: number; messageExpressionCost?: number; exceedsLimit: boolean; error?: string }
 export interface GoVersionCost { version: string; rules: GoRule[]; total: number; exceedsLimit: boolean; skipped?: string }
-interface GoVersion { name: string; served: boolean; storage: boolean; cel: GoVersionCost }
+interface GoVersion { name: string; served: boolean; storage: boolean; cel: GoVersionCost; schema?: CrdplaySchemaNode }
 interface GoCRD {
   document: number; name?: string; status: number; accepted: boolean; error?: unknown; warnings: string[]; established: boolean;
   acceptedNames?: { plural: string; kind: string; shortNames?: string[] }; conditions?: { type: string; status: string; reason?: string }[];
@@ -26,22 +27,39 @@ interface GoObject {
 interface GoTable { crd: string; version: string; path: string; status: number; columns: { name: string; type: string; format?: string; description?: string; priority: number }[]; rows: { namespace?: string; name: string; cells: unknown[] }[]; error?: string }
 interface GoExchange { method: string; path: string; contentType?: string; accept?: string; requestBody?: string; status: number; warnings: string[]; body: string }
 export interface GoResult {
-  crdRevision: string; crdCached: boolean; crds: GoCRD[]; oldObjects: GoObject[]; objects: GoObject[]; tables: GoTable[];
+  crdRevision: string; crdCached: boolean; schemasOmitted: boolean; crds: GoCRD[]; oldObjects: GoObject[]; objects: GoObject[]; tables: GoTable[];
   diagnostics: GoDiagnostic[]; celLimits: { perExpression: number; perCRD: number; perCall: number; runtimeBudget: number };
   exchanges?: GoExchange[]; timings: { total: number; crds: number; objects: number };
 }
 
 const editorOf: Record<string, EditorId> = { crds: 'crd', objects: 'objects', oldObjects: 'old' };
 
-/** State kept between calls: the CRD text is sent only when it changed (the session keeps it installed). */
-export interface GoSession { crdText?: string }
+/** The explain tree of one CRD version, computed by the engine (playground/internal/explain). */
+export interface ExplainKind {
+  crd: string;
+  group: string;
+  kind: string;
+  version: string;
+  served: boolean;
+  tree: CrdplaySchemaNode;
+}
+
+/**
+ * State kept between calls: the CRD text is sent only when it changed (the session keeps it installed), and
+ * the explain trees of the last CRD revision are kept, so that the engine leaves them out of its answers
+ * (knownCRDRevision) while the CRDs stay the same: a big CRD's trees are megabytes of JSON.
+ */
+export interface GoSession { crdText?: string; revision?: string; explain?: ExplainKind[] }
 
 export async function evaluateGo(call: (input: string) => Promise<string>, inputs: Inputs, state: GoSession): Promise<Evaluation> {
   const t0 = performance.now();
   const input: Record<string, unknown> = { objects: inputs.objects, oldObjects: inputs.old, mode: inputs.mode, trace: true };
   if (state.crdText !== inputs.crd) input.crds = inputs.crd;
+  if (state.revision && state.explain) input.knownCRDRevision = state.revision;
   const res: GoResult = JSON.parse(await call(JSON.stringify(input)));
   state.crdText = inputs.crd;
+  if (!res.schemasOmitted || !state.explain) state.explain = explainKinds(res, inputs.crd);
+  state.revision = res.crdRevision;
   const texts: Record<EditorId, string> = { crd: inputs.crd, objects: inputs.objects, old: inputs.old };
 
   const diagnostics: Diagnostic[] = res.diagnostics.map((d) => {
@@ -105,7 +123,27 @@ export async function evaluateGo(call: (input: string) => Promise<string>, input
 
   const cel = res.crds.flatMap((c) => c.versions.map((v) => ({ crd: c.name ?? '', version: v.name, cost: v.cel })));
   return {
-    crds, objects, diagnostics, log, tables, cel, celLimits: res.celLimits, via: 'evaluate', crdCached: res.crdCached,
+    crds, objects, diagnostics, log, tables, cel, celLimits: res.celLimits, via: 'evaluate', crdCached: res.crdCached, explain: state.explain,
     ms: res.timings?.total ?? performance.now() - t0,
   };
+}
+
+/** The trees of every CRD version that has a schema, named as the API names them. */
+function explainKinds(res: GoResult, crdText: string): ExplainKind[] {
+  const out: ExplainKind[] = [];
+  let docs: ReturnType<typeof documents> | undefined;
+  for (const c of res.crds) {
+    let kind = c.acceptedNames?.kind;
+    if (!kind && c.versions.some((v) => v.schema)) {
+      // A refused CRD has no accepted names; its text still has one. Go numbers the non-empty documents.
+      docs ??= documents(crdText);
+      const d = docs[c.document];
+      const k = d && toValue(crdText, valueNodeAt(crdText, d, ['spec', 'names', 'kind']));
+      kind = typeof k === 'string' ? k : undefined;
+    }
+    for (const v of c.versions) {
+      if (v.schema) out.push({ crd: c.name ?? '', group: c.group ?? '', kind: kind ?? '?', version: v.name, served: v.served, tree: v.schema });
+    }
+  }
+  return out;
 }

@@ -9,6 +9,7 @@ import { evaluate, type Session, type Diagnostic, type EditorId, type Evaluation
 import { decode, encode, LinkError, type State } from './permalink';
 import { documents, toValue } from './yaml';
 import { kindSchemas, type KindSchema } from './schema';
+import { openAPIKinds } from './openapi';
 import { DEFAULT_EXAMPLE, loadExamples, type Example } from './examples';
 import { exchange, h, renderCEL, renderExplain, renderLog, renderResult, renderTable, renderVersions } from './panes';
 import { kubectlVia, mountCLI } from './cli';
@@ -61,11 +62,15 @@ function kinds(): KindSchema[] {
   }
   return kindsCache.kinds;
 }
+// CustomResourceDefinition's own schema, for hover and completion in the CRD editor: the engine's OpenAPI
+// document, read once the engine is there (openapi.ts); until then the CRD editor has no schema help.
+let crdKinds: KindSchema[] = [];
 app.editors = createEditors({ crd: DEFAULT_EXAMPLE.crd, objects: DEFAULT_EXAMPLE.objects ?? '', old: DEFAULT_EXAMPLE.old ?? '' }, {
   onChange: () => schedule(),
   onRun: () => void run(),
   onShare: () => void share(),
   kinds,
+  crdKinds: () => crdKinds,
 });
 performance.mark('crdplay:editors', { detail: { ms: performance.now() - editorsReady } });
 document.body.dataset.editors = 'ready';
@@ -86,8 +91,11 @@ function setTab(tab: string): void {
 }
 
 // Panes are rendered when shown: an evaluation renders the result pane and the visible one, and marks the
-// others stale (the HTTP log and the explain tree can be large, and typing must stay fast).
-const stale = new Set<Tab>();
+// others stale (the HTTP log and the explain tree can be large, and typing must stay fast). The explain pane
+// can show the page's reading of the CRD text before the first evaluation.
+const stale = new Set<Tab>(['explain']);
+/** What the explain pane shows now (the engine's trees or the page's kinds): the same is not rendered again. */
+let explainShown: unknown = null;
 function renderPane(tab: Tab): void {
   if (!stale.has(tab)) return;
   stale.delete(tab);
@@ -98,6 +106,17 @@ function renderPane(tab: Tab): void {
       return;
     case 'cli':
       return;
+    case 'explain': {
+      // The engine's trees when its evaluator ran (kept across evaluations while the CRD text is the same);
+      // the page's reading of the CRD text otherwise (?via=requests, or no evaluation yet).
+      const src = ev?.explain ?? kinds();
+      if (src !== explainShown) {
+        explainShown = src;
+        if (ev?.explain) renderExplain($('pane-explain')!, [], ev.explain);
+        else renderExplain($('pane-explain')!, src as KindSchema[]);
+      }
+      return;
+    }
   }
   if (!ev) return;
   const ks = kinds();
@@ -110,7 +129,6 @@ function renderPane(tab: Tab): void {
       break;
     }
     case 'versions': renderVersions($('pane-versions')!, ev, webhookBox); break;
-    case 'explain': renderExplain($('pane-explain')!, ks); break;
   }
 }
 $('tabs')?.addEventListener('click', (e) => {
@@ -276,12 +294,25 @@ app.client.ready.then(({ version, timings }) => {
   performance.mark('crdplay:engine-ready');
   webhook.onCall = (line) => { const l = webhookBox.querySelector('.webhook-log'); if (l) l.textContent += line + '\n'; };
   app.client.setWebhook(webhook.fn);
-  void restored.then(() => run()).then(() => loadGallery());
+  void restored.then(() => run()).then(() => loadCRDSchema()).then(() => loadGallery());
 }, (err) => {
   $('status')!.dataset.state = 'failed';
   $('engine')!.dataset.state = 'failed';
   $('status')!.textContent = `The engine could not start: ${err.error}`;
 });
+
+/** CustomResourceDefinition's schema from the engine's own OpenAPI v3 document (kube-apiserver's, generated
+ * from upstream's types), for the CRD editor's hover and completion. A failure leaves it without them. */
+async function loadCRDSchema(): Promise<void> {
+  try {
+    const res = await app.client.request({ path: '/openapi/v3/apis/apiextensions.k8s.io/v1' });
+    if (res.status !== 200) throw new Error(`HTTP ${res.status}`);
+    crdKinds = openAPIKinds(JSON.parse(res.body), 'apiextensions.k8s.io', 'v1');
+    document.body.dataset.crdSchema = String(crdKinds.length);
+  } catch (e: any) {
+    console.warn('crdplay: no schema for the CRD editor:', e?.error ?? e?.message ?? e);
+  }
+}
 
 // 7. Evaluation: debounced on edits, one at a time, the latest input wins.
 const session: Session = { created: [] };
@@ -295,7 +326,12 @@ function schedule(): void {
 }
 async function run(): Promise<void> {
   clearTimeout(timer);
-  if ($('status')?.dataset.state !== 'ready') return;
+  if ($('status')?.dataset.state !== 'ready') {
+    // No engine yet: the explain pane follows the CRD text from the page's reading of it.
+    stale.add('explain');
+    if (app.tab === 'explain') renderPane('explain');
+    return;
+  }
   if (running) {
     dirty = true;
     return app.idle;

@@ -1,6 +1,8 @@
 // Rendering of the results panes from an Evaluation. Plain DOM: the panes are lists and tables, and the page's
 // bundle stays small.
+import type { CrdplaySchemaNode } from '../static/crdplay.d.ts';
 import type { Evaluation, Exchange, ObjectResult } from './evaluate';
+import type { ExplainKind } from './gosession';
 import { stringify } from './yaml';
 import { describe, explainTree, rules, type KindSchema } from './schema';
 
@@ -196,8 +198,16 @@ function strip(o: any): any {
   return c;
 }
 
-/** The Explain pane: kubectl explain --recursive of each kind, with descriptions on demand. */
-export function renderExplain(pane: HTMLElement, kinds: KindSchema[]): void {
+/**
+ * The Explain pane: kubectl explain --recursive of each kind, with descriptions on demand. From the engine's
+ * explain trees (engine) when its evaluator is in use, else from the page's own reading of the CRD text.
+ */
+export function renderExplain(pane: HTMLElement, kinds: KindSchema[], engine?: ExplainKind[]): void {
+  if (engine) {
+    renderEngineExplain(pane, engine);
+    return;
+  }
+  pane.dataset.source = 'page';
   if (!kinds.length) {
     pane.replaceChildren(h('p', { class: 'muted' }, 'No schema: the CRD editor has no CustomResourceDefinition with a schema.'));
     return;
@@ -223,6 +233,128 @@ function tree(s: any, path: string, depth = 0): HTMLElement {
     ul.append(li);
   }
   return ul;
+}
+
+function renderEngineExplain(pane: HTMLElement, kinds: ExplainKind[]): void {
+  pane.dataset.source = 'engine';
+  if (!kinds.length) {
+    pane.replaceChildren(h('p', { class: 'muted' }, 'No schema: the CRD editor has no CustomResourceDefinition version with a schema.'));
+    return;
+  }
+  const out: Node[] = [];
+  for (const k of kinds) {
+    out.push(h('h3', {}, k.group ? `GROUP: ${k.group}` : null, k.group ? h('br') : null, `KIND: ${k.kind}`, h('br'), `VERSION: ${k.version}`,
+      k.served ? null : h('span', { class: 'muted' }, ' (not served)')));
+    if (k.tree.description) out.push(h('p', { class: 'desc' }, k.tree.description));
+    out.push(engineTree(fieldsOf(k.tree)));
+    // The text view is built when opened: for a big CRD it is thousands of lines nobody asked for yet.
+    const text = h('details', { class: 'explain-text' }, h('summary', {}, 'as kubectl explain --recursive prints it'));
+    text.addEventListener('toggle', () => {
+      if (text.childElementCount === 1) text.append(pre(explainRecursive(k)));
+    });
+    out.push(text);
+  }
+  pane.replaceChildren(...out);
+}
+
+/** The fields under a node as kubectl explain lists them: its properties, then those of its list items or map
+ * values (a field of type []Object or map[string]Object lists its elements' fields). */
+function fieldsOf(n: CrdplaySchemaNode): CrdplaySchemaNode[] {
+  const out = [...(n.properties ?? [])];
+  if (n.items) out.push(...fieldsOf(n.items));
+  if (n.additionalProperties) out.push(...fieldsOf(n.additionalProperties));
+  return out;
+}
+
+function engineTree(fields: CrdplaySchemaNode[]): HTMLElement {
+  const ul = h('ul', { class: 'explain' });
+  for (const f of fields) {
+    const lines = describeNode(f);
+    const li = h('li', { 'data-path': f.path }, h('details', {}, h('summary', {}, h('code', {}, lines[0])), ...lines.slice(1).map((l) => h('div', { class: 'desc' }, l))));
+    const inner = fieldsOf(f);
+    if (inner.length) li.append(engineTree(inner));
+    ul.append(li);
+  }
+  return ul;
+}
+
+const json = (v: unknown) => JSON.stringify(v);
+
+/** Lines describing an engine tree node: the kubectl explain line, description, then facts and CEL rules. */
+function describeNode(n: CrdplaySchemaNode): string[] {
+  const out = [`${n.name} <${n.explain}>${n.required ? ' -required-' : ''}`];
+  if (n.description) out.push(n.description);
+  const facts: string[] = [];
+  if (n.format) facts.push(`format: ${n.format}`);
+  if (n.default !== undefined) facts.push(`default: ${json(n.default)}`);
+  if (n.enum) facts.push(`enum: ${n.enum.map(json).join(', ')}`);
+  if (n.nullable) facts.push('nullable');
+  const v = n.validations ?? {};
+  if (v.minimum !== undefined) facts.push(`minimum: ${v.minimum}${v.exclusiveMinimum ? ' (exclusive)' : ''}`);
+  if (v.maximum !== undefined) facts.push(`maximum: ${v.maximum}${v.exclusiveMaximum ? ' (exclusive)' : ''}`);
+  for (const k of ['multipleOf', 'minLength', 'maxLength', 'pattern', 'minItems', 'maxItems', 'minProperties', 'maxProperties'] as const) {
+    if (v[k] !== undefined) facts.push(`${k}: ${json(v[k])}`);
+  }
+  if (v.uniqueItems) facts.push('uniqueItems');
+  if (n.preserveUnknownFields) facts.push('x-kubernetes-preserve-unknown-fields');
+  if (n.embeddedResource) facts.push('x-kubernetes-embedded-resource');
+  if (n.listType) facts.push(`list-type: ${n.listType}`);
+  if (n.listMapKeys?.length) facts.push(`list-map-keys: ${n.listMapKeys.join(', ')}`);
+  if (n.mapType) facts.push(`map-type: ${n.mapType}`);
+  const c = n.combinators;
+  if (c) facts.push([c.allOf && `allOf: ${c.allOf}`, c.anyOf && `anyOf: ${c.anyOf}`, c.oneOf && `oneOf: ${c.oneOf}`, c.not && 'not'].filter(Boolean).join(', '));
+  if (n.builtin) facts.push('every object has it (not in the CRD\'s schema)');
+  if (facts.length) out.push(facts.join(' · '));
+  for (const r of n.rules ?? []) {
+    const more = [r.message && `message: ${r.message}`, r.messageExpression && `messageExpression: ${r.messageExpression}`,
+      r.reason && `reason: ${r.reason}`, r.fieldPath && `fieldPath: ${r.fieldPath}`, r.optionalOldSelf && 'optionalOldSelf'].filter(Boolean);
+    out.push(`rule: ${r.rule}${more.length ? ` (${more.join(', ')})` : ''}`);
+  }
+  return out;
+}
+
+/** kubectl explain <kind> --recursive, as its plaintext template prints it (k8s.io/kubectl/pkg/explain/v2). */
+function explainRecursive(k: ExplainKind): string {
+  const out: string[] = [];
+  if (k.group) out.push(`GROUP:      ${k.group}`);
+  out.push(`KIND:       ${k.kind}`, `VERSION:    ${k.version}`, '', 'DESCRIPTION:');
+  out.push(wrap(k.tree.description || '<empty>', 76).map((l) => `    ${l}`).join('\n'));
+  const fields: string[] = [];
+  const walk = (n: CrdplaySchemaNode, level: number) => {
+    for (const p of n.properties ?? []) {
+      const indent = ' '.repeat(level * 2);
+      let line = `${indent}${p.name}\t<${p.explain}>${p.required ? ' -required-' : ''}`;
+      if (p.enum?.length) {
+        const shown = p.enum.slice(0, 4).map((e) => (e === '' ? '""' : typeof e === 'string' ? e : json(e)));
+        line += `\n${indent}enum: ${shown.join(', ')}${p.enum.length > 4 ? ', ....' : ''}`;
+      }
+      fields.push(line);
+      walk(p, level + 1);
+    }
+    if (n.items) walk(n.items, level);
+    if (n.additionalProperties) walk(n.additionalProperties, level);
+  };
+  walk(k.tree, 1);
+  if (fields.length) out.push('FIELDS:', ...fields);
+  return out.join('\n') + '\n';
+}
+
+/** Words of text in lines of at most width characters (longer words alone on their line), paragraphs kept. */
+function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  for (const para of text.split('\n')) {
+    let cur = '';
+    for (const w of para.split(/ +/)) {
+      if (cur && cur.length + 1 + w.length > width) {
+        lines.push(cur);
+        cur = w;
+      } else {
+        cur = cur ? `${cur} ${w}` : w;
+      }
+    }
+    lines.push(cur);
+  }
+  return lines;
 }
 
 /** The HTTP log: every request of the last evaluation and of the command line, with the exact answer. */

@@ -1,7 +1,9 @@
 // Browser end-to-end test of the playground UI in headless Chromium, as a visitor uses it: the page loads cold
 // (editors first, then the engine), an edit shows the engine's error inline at the right line, fixing it shows
-// the stored object, schema hover and completion, a permalink round trip (and the links it must refuse), the
-// embed route in an iframe, and the command line. Screenshots go to test-results/ (listed in the report).
+// the stored object, schema hover and completion (the objects' schemas, and CustomResourceDefinition's own from
+// the engine's OpenAPI document in the CRD editor), the engine's explain tree, a permalink round trip (and the
+// links it must refuse), the embed route in an iframe, and the command line. Screenshots go to test-results/
+// (listed in the report).
 //
 // Needs what oracle.spec.mjs needs. Run: node --test web/test/
 import { test, before, after } from 'node:test';
@@ -184,6 +186,150 @@ test('hover shows the schema; completion offers keys and enum values', async () 
   await page.keyboard.press('Escape');
 });
 
+/** Waits until no evaluation is due or running (edits made one after another each schedule one). */
+const settled = async () => {
+  await page.waitForTimeout(400);
+  await page.evaluate(() => window.crdplayPlayground.idle);
+};
+
+/** Hovers the key `key` on the first line of `editor` that has `lineText`, and returns the schema tip's text. */
+async function hoverKey(editor, lineText, key) {
+  await page.mouse.move(0, 0);
+  await page.waitForSelector('.schema-tip', { state: 'detached', timeout: 5000 });
+  const line = page.locator(`#${editor}-editor .cm-line`, { hasText: lineText }).first();
+  await line.scrollIntoViewIfNeeded();
+  // The key's middle: measured in the line's text, so the indentation does not matter.
+  const box = await line.evaluate((el, k) => {
+    const text = el.textContent;
+    const at = text.indexOf(k);
+    const range = document.createRange();
+    const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    let offset = 0;
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      const len = n.textContent.length;
+      if (at + 1 < offset + len) {
+        range.setStart(n, at + 1 - offset);
+        range.setEnd(n, at + 2 - offset);
+        break;
+      }
+      offset += len;
+    }
+    const r = range.getBoundingClientRect();
+    return { x: r.x + r.width / 2, y: r.y + r.height / 2 };
+  }, key);
+  await page.mouse.move(box.x, box.y);
+  const tip = await page.waitForSelector('.schema-tip', { timeout: 5000 });
+  return tip.textContent();
+}
+
+/** Puts `text` in the editor with the cursor at the end of `before` in it, types `typed`, returns the options. */
+async function completionAt(editor, text, before, typed) {
+  await page.evaluate(([id, t, b]) => {
+    const v = window.crdplayPlayground.editors.views[id];
+    v.focus();
+    v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: t }, selection: { anchor: t.indexOf(b) + b.length } });
+  }, [editor, text, before]);
+  await page.keyboard.type(typed);
+  await page.waitForSelector('.cm-tooltip-autocomplete', { timeout: 5000 });
+  return page.$$eval('.cm-tooltip-autocomplete li', (lis) => lis.map((l) => l.textContent));
+}
+
+test('the CRD editor: hover and completion from the engine\'s OpenAPI document of CustomResourceDefinition', async () => {
+  // Fetched once the engine is ready (GET /openapi/v3/apis/apiextensions.k8s.io/v1).
+  await page.waitForFunction(() => Number(document.body.dataset.crdSchema ?? 0) > 0, null, { timeout: 30_000 });
+  const crd = await editorText('crd');
+  try {
+    // A field of CustomResourceDefinitionSpec: upstream's description and type.
+    let tip = await hoverKey('crd', 'scope: Namespaced', 'scope');
+    assert.match(tip, /^spec\.scope <string>/);
+    assert.match(tip, /scope indicates whether the defined custom resource is cluster- or namespace-scoped/);
+    // References are named as kubectl explain names them.
+    tip = await hoverKey('crd', 'versions:', 'versions');
+    assert.match(tip, /^spec\.versions <\[\]CustomResourceDefinitionVersion> -required-/);
+    tip = await hoverKey('crd', 'openAPIV3Schema:', 'openAPIV3Schema');
+    assert.match(tip, /spec\.versions\.0\.schema\.openAPIV3Schema <JSONSchemaProps>/);
+    assert.match(tip, /openAPIV3Schema is the OpenAPI v3 schema to use for validation and pruning/);
+    // Inside the nested schema: properties.<name> is JSONSchemaProps again, at any depth.
+    tip = await hoverKey('crd', 'x-kubernetes-validations:', 'x-kubernetes-validations');
+    assert.match(tip, /^spec\.versions\.0\.schema\.openAPIV3Schema\.properties\.spec\.x-kubernetes-validations <\[\]ValidationRule>/);
+    assert.match(tip, /validation rules written in the CEL expression language/);
+    tip = await hoverKey('crd', 'type: integer', 'type');
+    assert.match(tip, /^spec\.versions\.0\.schema\.openAPIV3Schema\.properties\.spec\.properties\.replicas\.type <string>/);
+    tip = await hoverKey('crd', 'message: "at most 10 replicas"', 'message');
+    assert.match(tip, /x-kubernetes-validations\.0\.message <string>/);
+    assert.match(tip, /Message represents the message displayed when validation fails/);
+    await shot('crd-hover');
+    await page.mouse.move(0, 0);
+
+    // Keys of spec, with their types, on a new line of spec.
+    const head = crd.slice(0, crd.indexOf('  names:')).replace('  scope: Namespaced\n', '') + '  ';
+    for (const [typed, want] of [['s', 'scope<string> required'], ['c', 'conversion<CustomResourceConversion>'], ['p', 'preserveUnknownFields<boolean>']]) {
+      const keys = await completionAt('crd', head, head, typed);
+      assert.ok(keys.includes(want), `${want} not in the options after "${typed}": ${keys}`);
+      if (typed === 's') await shot('crd-completion');
+      await page.keyboard.press('Escape');
+    }
+    // Enum values, deep inside the schema: a rule's reason.
+    const withReason = crd.replace('message: "at most 10 replicas"\n', 'message: "at most 10 replicas"\n              reason: \n');
+    const values = await completionAt('crd', withReason, 'reason: ', 'F');
+    for (const v of ['FieldValueDuplicate', 'FieldValueForbidden', 'FieldValueInvalid', 'FieldValueRequired']) {
+      assert.ok(values.some((x) => x.startsWith(v)), `enum options: ${values}`);
+    }
+    await page.keyboard.press('Escape');
+  } finally {
+    const n = await runs();
+    await setEditor('crd', crd);
+    await evaluated(n);
+    await settled();
+  }
+});
+
+test('the Explain pane shows the engine\'s explain tree, kept while the CRD is the same', async () => {
+  await page.click('#tab-explain');
+  await page.waitForSelector('#pane-explain[data-source=engine] li[data-path="spec.replicas"]', { timeout: 30_000 });
+  const text = await page.textContent('#pane-explain');
+  assert.match(text, /KIND: CronTab/);
+  assert.match(text, /replicas <integer>/);
+  assert.match(text, /default: 1 · minimum: 1/);
+  assert.match(text, /policy <string>/);
+  assert.match(text, /enum: "Allow", "Forbid", "Replace"/);
+  assert.match(text, /rule: self\.replicas <= 10 \(message: at most 10 replicas\)/);
+  // apiVersion, kind and metadata as every object has them, with the API's own descriptions.
+  assert.match(text, /metadata <ObjectMeta>/);
+  assert.match(text, /Standard object's metadata\. More info: https:\/\/git\.k8s\.io\/community\/contributors\/devel\/sig-architecture\/api-conventions\.md#metadata/);
+  assert.match(text, /creationTimestamp <string>/);
+  // The text view is written when opened, as kubectl explain --recursive prints it.
+  await page.click('#pane-explain .explain-text summary');
+  const rec = await page.textContent('#pane-explain .explain-text pre');
+  assert.match(rec, /^GROUP: {6}stable\.example\.com\nKIND: {7}CronTab\nVERSION: {4}v1\n/);
+  assert.match(rec, /\n {2}spec\t<Object>\n {4}cronSpec\t<string>\n/);
+  assert.match(rec, /\n {4}policy\t<string>\n {4}enum: Allow, Forbid, Replace\n/);
+  await shot('explain');
+
+  // An edit of the objects alone: the engine leaves the trees out (knownCRDRevision), the page keeps them,
+  // and the pane is not built again.
+  await page.evaluate(() => { document.querySelector('#pane-explain li[data-path="spec.replicas"]').dataset.kept = 'yes'; });
+  const n = await runs();
+  await setEditor('objects', objectsWith('"0 0 * * *"'));
+  await evaluated(n);
+  assert.equal(await page.getAttribute('#pane-explain li[data-path="spec.replicas"]', 'data-kept'), 'yes');
+  // A change of the CRD: a new tree.
+  const crd = await editorText('crd');
+  const n2 = await runs();
+  await setEditor('crd', crd.replace('minimum: 1\n', 'minimum: 1\n                maximum: 10\n'));
+  await evaluated(n2);
+  try {
+    await page.waitForFunction(() => /minimum: 1 · maximum: 10/.test(document.getElementById('pane-explain').textContent));
+    assert.equal(await page.getAttribute('#pane-explain li[data-path="spec.replicas"]', 'data-kept'), null);
+  } finally {
+    const n3 = await runs();
+    await setEditor('crd', crd);
+    await evaluated(n3);
+    await settled();
+    await page.click('#tab-result');
+  }
+});
+
 test('permalink round trip, and links the page refuses', async () => {
   const n = await runs();
   await setEditor('objects', objectsWith('"0 * * * *"'));
@@ -307,6 +453,10 @@ test('without the engine\'s evaluator (?via=requests), the page\'s own requests 
   assert.equal(got.diags.length, 1);
   assert.deepEqual([got.diags[0].line, got.diags[0].column, got.diags[0].field], [6, 3, 'spec.cronSpec']);
   assert.match(got.diags[0].message, /should match/);
+  // No engine trees on this path: the explain pane reads the CRD text itself.
+  await other.click('#tab-explain');
+  await other.waitForSelector('#pane-explain[data-source=page]');
+  assert.match(await other.textContent('#pane-explain'), /cronSpec <string>/);
   await other.close();
 });
 
