@@ -10,14 +10,20 @@
 // encode (the result as JSON for the bridge); crd-engine and crd-analysis for a CRD install. The wasm test
 // binary is built in the trimmed workspace (what the browser gets) and run by node, whose V8 is Chromium's
 // engine; the native one runs with GOMAXPROCS=1, because the wasm build has a single thread (its garbage
-// collector included), so that the ratio compares the code's speed rather than the number of cores.
+// collector included), so that the ratio compares the code's speed rather than the number of cores. When
+// web/bench/load.mjs has run (make bench runs it first), the same phases measured in headless Chromium through
+// the page's bridge are put beside them: that is where the playground runs (Chromium's V8 is also much newer
+// than node's), so the verdict is Chromium's.
 package main
 
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,14 +46,15 @@ const maxRatio = 2.5
 func main() {
 	ws := flag.String("wasm-workspace", "build/wasm/go.work", "the go.work of the trimmed js/wasm workspace (make wasm-workspace)")
 	out := flag.String("out", "build/bench", "where the two test binaries are built")
+	chromium := flag.String("chromium", "build/bench/chromium-phases.json", "the phases web/bench/load.mjs measured in Chromium, if it ran")
 	flag.Parse()
-	if err := run(*ws, *out); err != nil {
+	if err := run(*ws, *out, *chromium); err != nil {
 		fmt.Fprintln(os.Stderr, "wasmratio:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ws, out string) error {
+func run(ws, out, chromiumFile string) error {
 	ws, err := filepath.Abs(ws)
 	if err != nil {
 		return err
@@ -90,18 +97,31 @@ func run(ws, out string) error {
 		}
 	}
 
-	fmt.Printf("Evaluation phases, js/wasm (node %s) over native (GOMAXPROCS=1), ms per evaluation (go test -bench ./playground):\n\n", nodeVersion())
-	fmt.Println("| benchmark | phase | native | wasm | wasm / native | target | verdict |")
-	fmt.Println("|---|---|---:|---:|---:|---:|---|")
+	chromium, agent, err := readChromium(chromiumFile)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("Evaluation phases, ms per evaluation: native (GOMAXPROCS=1) and js/wasm under node %s (go test -bench ./playground)", nodeVersion())
+	if chromium != nil {
+		fmt.Printf(", and js/wasm in headless Chromium (%s) through the page's bridge (web/bench/load.mjs); the verdict is Chromium's, where the playground runs", agent)
+	}
+	fmt.Print(".\n\n")
+	fmt.Println("| benchmark | phase | native | wasm, node | node / native | wasm, Chromium | Chromium / native | target | verdict |")
+	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---|")
 	for _, r := range rows {
 		for _, p := range r.native.phases {
 			nv, wv := r.native.ms[p], r.wasm.ms[p]
 			ratio := wv / nv
+			cell, cratio := "-", "-"
+			if cv, ok := chromium[r.name][p]; ok {
+				ratio = cv / nv
+				cell, cratio = fmt.Sprintf("%.3f", cv), fmt.Sprintf("%.1fx", ratio)
+			}
 			verdict := "within"
 			if ratio > maxRatio {
 				verdict = "OVER"
 			}
-			fmt.Printf("| %s | %s | %.3f | %.3f | %.1fx | %.1fx | %s |\n", r.name, p, nv, wv, ratio, maxRatio, verdict)
+			fmt.Printf("| %s | %s | %.3f | %.3f | %.1fx | %s | %s | %.1fx | %s |\n", r.name, p, nv, wv, wv/nv, cell, cratio, maxRatio, verdict)
 		}
 	}
 	return nil
@@ -112,7 +132,7 @@ type row struct {
 	native, wasm result
 }
 
-// result is one benchmark's line: its phases in their order (total first) and milliseconds per op of each.
+// result is one benchmark's line: its phases in their order and milliseconds per op of each.
 type result struct {
 	phases []string
 	ms     map[string]float64
@@ -166,11 +186,7 @@ func bench(c *exec.Cmd) (results, error) {
 			if err != nil {
 				return rs, fmt.Errorf("%q: %v", sc.Text(), err)
 			}
-			switch unit := f[i+1]; {
-			case unit == "ns/op":
-				r.phases = append(r.phases, "total")
-				r.ms["total"] = v / 1e6
-			case strings.HasSuffix(unit, "-ms/op"):
+			if unit := f[i+1]; strings.HasSuffix(unit, "-ms/op") {
 				p := strings.TrimSuffix(unit, "-ms/op")
 				r.phases = append(r.phases, p)
 				r.ms[p] = v
@@ -191,4 +207,28 @@ func nodeVersion() string {
 		return "?"
 	}
 	return strings.TrimSpace(string(v))
+}
+
+// readChromium reads web/bench/load.mjs's measurements: ms per phase by benchmark name. A missing file is no
+// error (load.mjs did not run): the table then has node's figures only.
+func readChromium(file string) (map[string]map[string]float64, string, error) {
+	data, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, "", nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	var v struct {
+		UserAgent  string                        `json:"userAgent"`
+		Benchmarks map[string]map[string]float64 `json:"benchmarks"`
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return nil, "", fmt.Errorf("%s: %v", file, err)
+	}
+	agent := v.UserAgent
+	if i := strings.Index(agent, "HeadlessChrome/"); i >= 0 {
+		agent = strings.Fields(agent[i:])[0]
+	}
+	return v.Benchmarks, agent, nil
 }

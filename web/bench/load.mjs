@@ -16,6 +16,8 @@ const runs = Number(process.argv[2] ?? 5);
 const assets = manifest();
 // The largest CRD of ../shared/corpus (argo-workflows' Workflow, 2.8 MB) and its sample object, as testdata has them.
 const largestDir = path.join(root, 'testdata/corpus/argo-workflows/Workflow');
+const crontabDir = path.join(root, 'testdata/examples/crontab');
+const crontabExample = { crd: fs.readFileSync(path.join(crontabDir, 'crd.yaml'), 'utf8'), object: fs.readFileSync(path.join(crontabDir, '01-create.yaml'), 'utf8') };
 const largest = { crd: fs.readFileSync(path.join(largestDir, 'crd.yaml'), 'utf8'), object: fs.readFileSync(path.join(largestDir, '01-create.yaml'), 'utf8') };
 
 /** Loads the page and returns its milestones, in ms since navigation start. */
@@ -42,6 +44,7 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const rows = [];
 let evalTimes;
 let largestTimes;
+let phases;
 let rtt;
 for (const encoding of ['br', 'identity']) {
   const server = await startServer({ quiet: true });
@@ -89,6 +92,38 @@ for (const encoding of ['br', 'identity']) {
         }
         return { install, accepted, times };
       }, largest);
+      // Each phase of an evaluation as the engine's Timings split it, in Chromium, for tools/wasmratio to put
+      // beside the native times of the same benchmarks (playground/bench_test.go). Straight through the
+      // bridge, nothing rendered; V8 tiers up hot wasm functions as it goes, so only the later half of each
+      // series counts, as Go's benchmarks run their timed loop after a ramp.
+      phases = await b.page.evaluate(async ({ crontab, largest }) => {
+        const app = window.crdplayPlayground;
+        const call = async (x) => {
+          const r = JSON.parse(await app.client.call('evaluate', JSON.stringify(x)));
+          if (!r.objects.every((o) => o.accepted)) throw new Error(`not accepted: ${JSON.stringify(r.diagnostics)}`);
+          return r;
+        };
+        const mean = (xs) => xs.slice(xs.length >> 1).reduce((a, b) => a + b, 0) / (xs.length - (xs.length >> 1));
+        const out = {};
+        for (const [name, ex, reevals, installs] of [['crontab', crontab, 1500, 100], ['corpus-largest', largest, 200, 2]]) {
+          const first = await call({ crds: ex.crd, objects: ex.object, trace: true });
+          const re = { evaluate: [], parse: [], engine: [], place: [] };
+          for (let i = 0; i < reevals; i++) {
+            // The edits of BenchmarkReevaluate: a label, one of 16 values.
+            const edited = ex.object.replace('\nmetadata:\n', `\nmetadata:\n  labels: {edit: "e${i % 16}"}\n`);
+            const t = (await call({ objects: edited, knownCRDRevision: first.crdRevision, trace: true })).timings;
+            re.evaluate.push(t.total); re.parse.push(t.parse); re.engine.push(t.objectEngine); re.place.push(t.objects - t.parse - t.objectEngine);
+          }
+          const ins = { install: [], 'crd-engine': [], 'crd-analysis': [] };
+          for (let i = 0; i < installs; i++) {
+            const t = (await call({ crds: `${ex.crd}\n# edit ${i}\n`, objects: ex.object })).timings;
+            ins.install.push(t.crds); ins['crd-engine'].push(t.crdEngine); ins['crd-analysis'].push(t.crds - t.crdEngine);
+          }
+          out[`Reevaluate/${name}`] = Object.fromEntries(Object.entries(re).map(([k, v]) => [k, mean(v)]));
+          out[`Install/${name}`] = Object.fromEntries(Object.entries(ins).map(([k, v]) => [k, mean(v)]));
+        }
+        return { userAgent: navigator.userAgent, benchmarks: out };
+      }, { crontab: crontabExample, largest });
       rtt = await b.page.evaluate(async () => {
         const times = [];
         for (let j = 0; j < 200; j++) {
@@ -128,6 +163,11 @@ console.log(`| re-evaluation after an edit, CronTab example, median of ${ev.leng
 const lw = largestTimes.times.map((x) => x.wall).sort((a, b) => a - b);
 const lwMedian = lw[lw.length >> 1];
 console.log(`| re-evaluation after an edit, largest corpus CRD (argo-workflows Workflow, 2.8 MB), median of ${lw.length} | ${lwMedian.toFixed(1)} ms | 150 ms | ${verdict(lwMedian, 150)} |`);
+// For tools/wasmratio, which make bench runs next.
+const phasesFile = process.env.CRDPLAY_PHASES_FILE ?? path.join(root, 'build/bench/chromium-phases.json');
+fs.mkdirSync(path.dirname(phasesFile), { recursive: true });
+fs.writeFileSync(phasesFile, JSON.stringify(phases, null, 2));
+console.log(`Each evaluation phase in Chromium (for tools/wasmratio's table): ${path.relative(root, phasesFile)}`);
 const sorted = [...rtt].sort((a, b) => a - b);
 console.log(`\nRe-evaluation (via ${evalTimes[0].via}): p90 ${ev[Math.floor(ev.length * 0.9)].toFixed(1)} ms, max ${ev[ev.length - 1].toFixed(1)} ms; ` +
   `of which the evaluation itself, median ${evEngine[evEngine.length >> 1].toFixed(1)} ms (the rest: the worker round trip and rendering the panes). ` +
