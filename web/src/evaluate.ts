@@ -191,7 +191,7 @@ export async function evaluate(crdplay: { request: Send; reset(): Promise<void> 
     const doc = objDocs[i];
     const input = toValue(inputs.objects, doc.node) as any;
     if (inputs.mode === 'scale' && input?.kind === 'Scale') continue; // the /scale body of the previous object
-    const title = `${input?.kind ?? '?'} ${input?.metadata?.name ?? input?.metadata?.generateName ?? ''}`.trim();
+    const title = input?.kind ? `${input.kind} ${input?.metadata?.name ?? input?.metadata?.generateName ?? ''}`.trim() : `document ${doc.index + 1}`;
     const r: ObjectResult = { doc: doc.index, title, status: 0, body: null, input, warnings: [], pruned: [], defaulted: [], steps: [], versions: [] };
     objects.push(r);
     const collection = await urlOf(input);

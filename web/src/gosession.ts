@@ -81,7 +81,7 @@ export async function evaluateGo(call: (input: string) => Promise<string>, input
 
   const objects: ObjectResult[] = res.objects.map((o) => ({
     doc: o.document,
-    title: `${o.kind ?? '?'} ${o.name ?? ''}`.trim(),
+    title: o.kind ? `${o.kind} ${o.name ?? ''}`.trim() : `document ${o.document + 1}`,
     status: o.status,
     body: o.deleted ? { kind: 'Status', status: 'Success', details: { name: o.name } } : o.stored ?? o.response,
     input: null,

@@ -1,7 +1,7 @@
 // Rendering of the results panes from an Evaluation. Plain DOM: the panes are lists and tables, and the page's
 // bundle stays small.
 import type { CrdplaySchemaNode } from '../static/crdplay.d.ts';
-import type { Evaluation, Exchange, ObjectResult } from './evaluate';
+import type { Diagnostic, Evaluation, Exchange, ObjectResult } from './evaluate';
 import type { ExplainKind } from './gosession';
 import { stringify } from './yaml';
 import { describe, explainTree, rules, type KindSchema } from './schema';
@@ -50,7 +50,7 @@ export function renderResult(pane: HTMLElement, ev: Evaluation): void {
     for (const w of c.warnings) sec.append(h('p', { class: 'warning' }, `Warning: ${w}`));
     out.push(sec);
   }
-  for (const o of ev.objects) out.push(objectResult(o));
+  for (const o of ev.objects) out.push(objectResult(o, ev.diagnostics.filter((d) => d.editor === 'objects' && d.doc === o.doc)));
   pane.replaceChildren(...out);
 }
 
@@ -62,11 +62,19 @@ function statusBlock(body: any): HTMLElement {
   return box;
 }
 
-function objectResult(o: ObjectResult): HTMLElement {
+function objectResult(o: ObjectResult, diags: Diagnostic[]): HTMLElement {
   const ok = o.status > 0 && o.status < 300;
   const sec = h('section', { class: `object-result ${ok ? 'accepted' : 'rejected'}`, 'data-doc': String(o.doc) });
   sec.append(h('h3', {}, statusBadge(o.status), ` ${o.title}: `, o.steps.map((s) => `${s.what} ${s.status}`).join(' → ') || 'not sent'));
   for (const w of o.warnings) sec.append(h('p', { class: 'warning' }, `Warning: ${w}`));
+  if (o.status === 0) {
+    // Never sent (a YAML error, no kind, a kind no CRD serves): say why, where, instead of an empty answer.
+    const errs = diags.filter((d) => d.severity === 'error');
+    sec.append(errs.length
+      ? h('ul', { class: 'not-sent' }, ...errs.map((d) => h('li', {}, `line ${d.line}, column ${d.column}: ${d.message}`)))
+      : h('p', { class: 'muted' }, 'Not sent to the API.'));
+    return sec;
+  }
   if (!ok) {
     sec.append(statusBlock(o.body));
     return sec;

@@ -120,6 +120,22 @@ test('an edit shows the engine\'s error inline at its line; fixing it shows the 
   await shot('fixed');
 });
 
+test('a document that cannot be sent says why and where in the result pane', async () => {
+  const before = await page.evaluate(() => window.crdplayPlayground.editors.text('objects'));
+  const n = await runs();
+  await setEditor('objects', 'apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata: {name: x\n');
+  await evaluated(n);
+  const result = await page.textContent('#pane-result');
+  assert.match(result, /document 1: not sent/);
+  const errs = await page.evaluate(() => window.crdplayPlayground.evaluation.diagnostics.filter((d) => d.editor === 'objects' && d.severity === 'error'));
+  assert.ok(errs.length >= 1, JSON.stringify(errs));
+  // Each of the document's errors, with the line and column the editor underlines.
+  for (const d of errs) assert.ok(result.includes(`line ${d.line}, column ${d.column}: ${d.message}`), `${result}\n${JSON.stringify(d)}`);
+  const m = await runs();
+  await setEditor('objects', before);
+  await evaluated(m);
+});
+
 test('a CRD error is placed in the CRD editor at the field it names', async () => {
   const crd = await editorText('crd');
   const n = await runs();
