@@ -235,6 +235,7 @@ func (ev *evaluation) analyse(d *yamlpos.Doc, crd *apiextensionsv1.CustomResourc
 		res.Conversion = string(crd.Spec.Conversion.Strategy)
 	}
 	costs := celcost.Report(crd)
+	locate := d.Locator()
 	for i, v := range crd.Spec.Versions {
 		vi := VersionInfo{Name: v.Name, Served: v.Served, Storage: v.Storage, Deprecated: v.Deprecated, DeprecationWarning: v.DeprecationWarning}
 		if v.Subresources != nil {
@@ -248,14 +249,14 @@ func (ev *evaluation) analyse(d *yamlpos.Doc, crd *apiextensionsv1.CustomResourc
 			vi.CEL = costs[i]
 			for j := range vi.CEL.Rules {
 				r := &vi.CEL.Rules[j]
-				sp := d.LocateSegs(r.Segs).Span
+				sp := locate(r.Segs).Span
 				r.Span = &sp
 			}
 		}
 		if v.Schema != nil && v.Schema.OpenAPIV3Schema != nil {
 			segs := []yamlpos.Seg{yamlpos.K("spec"), yamlpos.K("versions"), yamlpos.I(i), yamlpos.K("schema"), yamlpos.K("openAPIV3Schema")}
 			vi.Schema = explain.Build(v.Schema.OpenAPIV3Schema, segs, func(segs []yamlpos.Seg) *yamlpos.Span {
-				r := d.LocateSegs(segs)
+				r := locate(segs)
 				if !r.Exact {
 					return nil
 				}

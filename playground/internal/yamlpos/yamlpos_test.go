@@ -3,6 +3,8 @@ package yamlpos
 import (
 	"strings"
 	"testing"
+
+	yaml "go.yaml.in/yaml/v3"
 )
 
 const crontabs = `# two objects
@@ -232,4 +234,51 @@ func TestBadInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLocator checks that the remembering locator answers as LocateSegs does, for every path of the
+// documents (found, missing below a found prefix, through aliases and merges) asked in any order.
+func TestLocator(t *testing.T) {
+	for _, src := range []string{crontabs, "base: &b\n  image: nginx\n  port: 80\nspec:\n  <<: *b\n  port: 81\n  ref: *b\n  l: [{a: 1}, {a: 2, b: [x]}]\n"} {
+		docs, _ := Split(src)
+		for _, d := range docs {
+			var paths [][]Seg
+			var walk func(n *yaml.Node, prefix []Seg)
+			walk = func(n *yaml.Node, prefix []Seg) {
+				paths = append(paths, prefix, append(append([]Seg{}, prefix...), K("missing"), K("deeper")), append(append([]Seg{}, prefix...), I(7)))
+				n = resolve(n)
+				if n == nil || len(prefix) > 8 {
+					return
+				}
+				switch n.Kind {
+				case yaml.MappingNode:
+					for _, p := range pairs(n) {
+						walk(p[1], append(append([]Seg{}, prefix...), K(p[0].Value)))
+					}
+				case yaml.SequenceNode:
+					for i, c := range n.Content {
+						walk(c, append(append([]Seg{}, prefix...), I(i)))
+					}
+				}
+			}
+			walk(d.Root, nil)
+			// Parents first (as explain asks), then the same paths again in reverse order.
+			locate := d.Locator()
+			for _, order := range [][][]Seg{paths, reversed(paths)} {
+				for _, p := range order {
+					if got, want := locate(p), d.LocateSegs(p); got != want {
+						t.Errorf("document %d, %s: Locator gives %+v, LocateSegs %+v", d.Index, FormatSegs(p), got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+func reversed[T any](xs []T) []T {
+	out := make([]T, len(xs))
+	for i, x := range xs {
+		out[len(xs)-1-i] = x
+	}
+	return out
 }
