@@ -254,7 +254,9 @@ function renderEngineExplain(pane: HTMLElement, kinds: ExplainKind[]): void {
     out.push(h('h3', {}, k.group ? `GROUP: ${k.group}` : null, k.group ? h('br') : null, `KIND: ${k.kind}`, h('br'), `VERSION: ${k.version}`,
       k.served ? null : h('span', { class: 'muted' }, ' (not served)')));
     if (k.tree.description) out.push(h('p', { class: 'desc' }, k.tree.description));
-    out.push(engineTree(fieldsOf(k.tree)));
+    // A huge schema (argo-workflows: ~9,000 fields) would take most of a second to lay out in full: its
+    // fields below the second level are then built when their list is opened.
+    out.push(engineTree(fieldsOf(k.tree), 0, countFields(k.tree) > LAZY_EXPLAIN_FIELDS ? 2 : Infinity));
     // The text view is built when opened: for a big CRD it is thousands of lines nobody asked for yet.
     const text = h('details', { class: 'explain-text' }, h('summary', {}, 'as kubectl explain --recursive prints it'));
     text.addEventListener('toggle', () => {
@@ -274,13 +276,29 @@ function fieldsOf(n: CrdplaySchemaNode): CrdplaySchemaNode[] {
   return out;
 }
 
-function engineTree(fields: CrdplaySchemaNode[]): HTMLElement {
+const LAZY_EXPLAIN_FIELDS = 2000;
+
+function countFields(n: CrdplaySchemaNode): number {
+  let c = 0;
+  for (const f of fieldsOf(n)) c += 1 + countFields(f);
+  return c;
+}
+
+function engineTree(fields: CrdplaySchemaNode[], depth = 0, lazyFrom = Infinity): HTMLElement {
   const ul = h('ul', { class: 'explain' });
   for (const f of fields) {
     const lines = describeNode(f);
     const li = h('li', { 'data-path': f.path }, h('details', {}, h('summary', {}, h('code', {}, lines[0])), ...lines.slice(1).map((l) => h('div', { class: 'desc' }, l))));
     const inner = fieldsOf(f);
-    if (inner.length) li.append(engineTree(inner));
+    if (inner.length && depth + 1 < lazyFrom) {
+      li.append(engineTree(inner, depth + 1, lazyFrom));
+    } else if (inner.length) {
+      const more = h('details', { class: 'explain-more' }, h('summary', { class: 'muted' }, `${inner.length} field${inner.length === 1 ? '' : 's'}`)) as HTMLDetailsElement;
+      more.addEventListener('toggle', () => {
+        if (more.open && more.childElementCount === 1) more.append(engineTree(inner, depth + 1, depth + 2));
+      });
+      li.append(more);
+    }
     ul.append(li);
   }
   return ul;

@@ -8,11 +8,11 @@
 // Needs what oracle.spec.mjs needs. Run: node --test web/test/
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { deflateRawSync } from 'node:zlib';
 import path from 'node:path';
 import http from 'node:http';
-import { launch, resultsDir, startServer } from './harness.mjs';
+import { launch, resultsDir, root, startServer } from './harness.mjs';
 
 let server;
 let browser;
@@ -341,6 +341,37 @@ test('the Explain pane shows the engine\'s explain tree, kept while the CRD is t
     const n3 = await runs();
     await setEditor('crd', crd);
     await evaluated(n3);
+    await settled();
+    await page.click('#tab-result');
+  }
+});
+
+test('the Explain pane of a huge CRD builds its deeper fields when they are opened', async () => {
+  const dir = path.join(root, 'testdata/corpus/argo-workflows/Workflow');
+  const big = { crd: readFileSync(path.join(dir, 'crd.yaml'), 'utf8'), objects: readFileSync(path.join(dir, '01-create.yaml'), 'utf8') };
+  const before = { crd: await editorText('crd'), objects: await editorText('objects') };
+  try {
+    const n = await runs();
+    await setEditor('crd', big.crd);
+    await setEditor('objects', big.objects);
+    await evaluated(n);
+    await page.click('#tab-explain');
+    await page.waitForSelector('#pane-explain[data-source=engine] li[data-path="spec.templates"]', { timeout: 60_000 });
+    // Two levels laid out (spec, spec.templates); below them, lists built on demand.
+    const container = '#pane-explain li[data-path="spec.templates[*].container"]';
+    assert.equal(await page.locator(container).count(), 0);
+    const more = page.locator('#pane-explain li[data-path="spec.templates"] > details.explain-more');
+    assert.match(await more.locator('summary').textContent(), /^\d+ fields$/);
+    await more.locator('summary').click();
+    await page.waitForSelector(container);
+    assert.match(await page.textContent(`${container} summary`), /container <Object>/);
+    // Its own fields are a list to open again.
+    assert.equal(await page.locator(`${container} > details.explain-more`).count(), 1);
+  } finally {
+    const n = await runs();
+    await setEditor('crd', before.crd);
+    await setEditor('objects', before.objects);
+    await evaluated(n);
     await settled();
     await page.click('#tab-result');
   }
