@@ -247,27 +247,29 @@ export function locate(text: string, doc: YamlDoc, path: Segment[]): Located {
   let node = unwrap(doc.node);
   let best: Located = { from: doc.node?.from ?? doc.from, to: doc.node ? lineEnd(text, doc.node.from) : doc.from, exact: path.length === 0 };
   for (let i = 0; i < path.length && node; i++) {
-    const seg = path[i];
-    let next: SyntaxNode | null = null;
-    let mark: SyntaxNode | null = null;
-    if (typeof seg === 'number' && (node.name === 'BlockSequence' || node.name === 'FlowSequence')) {
-      const it = items(node)[seg];
-      if (it) {
-        next = itemValue(it);
-        mark = it;
-      }
-    } else if (node.name === 'BlockMapping' || node.name === 'FlowMapping') {
-      const p = pairs(node).find((pp) => pairKey(text, pp) === String(seg));
-      if (p) {
-        next = pairValue(p);
-        mark = p.getChild('Key') ?? p;
-      }
-    }
-    if (!mark) return best;
-    best = { from: mark.from, to: mark.name === 'Item' ? lineEnd(text, mark.from) : mark.to, exact: i === path.length - 1 };
-    node = unwrap(next);
+    const s = step(text, node, path[i]);
+    if (!s) return best;
+    best = { from: s.mark.from, to: s.mark.name === 'Item' ? lineEnd(text, s.mark.from) : s.mark.to, exact: i === path.length - 1 };
+    node = unwrap(s.next);
   }
   return best;
+}
+
+/**
+ * One segment down from a node: the sequence item at an index, or the mapping pair with a key. next is the
+ * value there (null for an empty one), mark what a reader looks at (the item, or the pair's key); null when
+ * the node has no such child.
+ */
+function step(text: string, node: SyntaxNode, seg: Segment): { next: SyntaxNode | null; mark: SyntaxNode } | null {
+  if (typeof seg === 'number' && (node.name === 'BlockSequence' || node.name === 'FlowSequence')) {
+    const it = items(node)[seg];
+    return it ? { next: itemValue(it), mark: it } : null;
+  }
+  if (node.name === 'BlockMapping' || node.name === 'FlowMapping') {
+    const p = pairs(node).find((pp) => pairKey(text, pp) === String(seg));
+    return p ? { next: pairValue(p), mark: p.getChild('Key') ?? p } : null;
+  }
+  return null;
 }
 
 /**
@@ -277,16 +279,9 @@ export function locate(text: string, doc: YamlDoc, path: Segment[]): Located {
 export function valueNodeAt(text: string, doc: YamlDoc, path: Segment[]): SyntaxNode | null {
   let node = unwrap(doc.node);
   for (const seg of path) {
-    if (!node) return null;
-    if (typeof seg === 'number' && (node.name === 'BlockSequence' || node.name === 'FlowSequence')) {
-      const it = items(node)[seg];
-      node = it ? unwrap(itemValue(it)) : null;
-    } else if (node.name === 'BlockMapping' || node.name === 'FlowMapping') {
-      const p = pairs(node).find((pp) => pairKey(text, pp) === String(seg));
-      node = p ? unwrap(pairValue(p)) : null;
-    } else {
-      return null;
-    }
+    const s = node && step(text, node, seg);
+    if (!s) return null;
+    node = unwrap(s.next);
   }
   return node;
 }
