@@ -236,11 +236,16 @@ function tree(s: any, path: string, depth = 0): HTMLElement {
   for (const [k, p] of Object.entries<any>(s.properties ?? {})) {
     const lines = describe(k, p, req.has(k));
     const inner = p.type === 'array' ? p.items : (typeof p.additionalProperties === 'object' && !p.properties ? p.additionalProperties : p);
-    const li = h('li', {}, h('details', {}, h('summary', {}, h('code', {}, lines[0])), ...lines.slice(1).map((l) => h('div', { class: 'desc' }, l))));
+    const li = fieldItem(lines);
     if (inner?.properties) li.append(tree(inner, path ? `${path}.${k}` : k, depth + 1));
     ul.append(li);
   }
   return ul;
+}
+
+/** A field of an explain tree: its kubectl explain line, and the rest of its lines when opened. */
+function fieldItem(lines: string[], attrs: Record<string, string> = {}): HTMLElement {
+  return h('li', attrs, h('details', {}, h('summary', {}, h('code', {}, lines[0])), ...lines.slice(1).map((l) => h('div', { class: 'desc' }, l))));
 }
 
 function renderEngineExplain(pane: HTMLElement, kinds: ExplainKind[]): void {
@@ -288,7 +293,7 @@ function engineTree(fields: CrdplaySchemaNode[], depth = 0, lazyFrom = Infinity)
   const ul = h('ul', { class: 'explain' });
   for (const f of fields) {
     const lines = describeNode(f);
-    const li = h('li', { 'data-path': f.path }, h('details', {}, h('summary', {}, h('code', {}, lines[0])), ...lines.slice(1).map((l) => h('div', { class: 'desc' }, l))));
+    const li = fieldItem(lines, { 'data-path': f.path });
     const inner = fieldsOf(f);
     if (inner.length && depth + 1 < lazyFrom) {
       li.append(engineTree(inner, depth + 1, lazyFrom));
