@@ -93,7 +93,11 @@ func run(ws, out, chromiumFile string) error {
 			return fmt.Errorf("wasm %s: %v", r.bench, err)
 		}
 		for _, name := range n.names {
-			rows = append(rows, row{name: name, native: n.results[name], wasm: w.results[name]})
+			wr, ok := w.results[name]
+			if !ok {
+				return fmt.Errorf("wasm %s: no result for %s", r.bench, name)
+			}
+			rows = append(rows, row{name: name, native: n.results[name], wasm: wr})
 		}
 	}
 
@@ -111,6 +115,9 @@ func run(ws, out, chromiumFile string) error {
 	for _, r := range rows {
 		for _, p := range r.native.phases {
 			nv, wv := r.native.ms[p], r.wasm.ms[p]
+			if _, ok := r.wasm.ms[p]; !ok {
+				return fmt.Errorf("wasm %s: no %s-ms/op metric", r.name, p)
+			}
 			ratio := wv / nv
 			cell, cratio := "-", "-"
 			if cv, ok := chromium[r.name][p]; ok {
