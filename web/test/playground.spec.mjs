@@ -584,6 +584,11 @@ test('update mode and the other panes render; dark scheme follows the system', a
   await page.emulateMedia({ colorScheme: 'dark' });
   await page.click('#tab-result');
   await shot('dark-update');
+  // With a long example name the header wraps to two lines; the editors give up the height, so the page
+  // still fits the window and the header stays in view.
+  const fit = await page.evaluate(() => ({ scroll: document.documentElement.scrollHeight, inner: innerHeight,
+    headerLines: Math.round(document.querySelector('header.bar').getBoundingClientRect().height) }));
+  assert.ok(fit.scroll <= fit.inner, `the page is ${fit.scroll}px high in a ${fit.inner}px window (header ${fit.headerLines}px)`);
   await page.emulateMedia({ colorScheme: 'light' });
   assert.deepEqual(problems.filter((p) => !/favicon/.test(p)), []);
 });
