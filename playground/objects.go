@@ -34,8 +34,11 @@ type evaluation struct {
 
 // object is one object document on its way through the evaluation.
 type object struct {
-	src  Source
-	doc  *yamlpos.Doc
+	src Source
+	doc *yamlpos.Doc
+	// item is 1 + the object's index in the items of a List document (doc is then the item's node); 0 for a
+	// document that is the object.
+	item int
 	obj  map[string]interface{} // the document as JSON; nil when it is not an object
 	crd  *installed
 	ver  string
@@ -143,80 +146,130 @@ func (ev *evaluation) parse(src Source, text string) []*object {
 	}
 	var out []*object
 	for _, d := range docs {
-		o := &object{src: src, doc: d, res: &ObjectResult{Source: src, Document: d.Index, StartLine: d.StartLine, EndLine: d.EndLine,
-			Warnings: []string{}, Marks: []Mark{}, Versions: []VersionView{}}}
-		out = append(out, o)
-		fail := func(typ, msg, field string) {
-			p := yamlpos.Result{Span: d.Start(), Exact: true}
-			if field != "" {
-				p = d.Locate(field)
-			}
-			ev.diag(Diagnostic{Source: src, Document: d.Index, Field: field, Type: typ, Message: msg, Severity: SeverityError, Span: p.Span, Exact: p.Exact})
+		newObject := func(d *yamlpos.Doc, item int) *object {
+			o := &object{src: src, doc: d, item: item, res: &ObjectResult{Source: src, Document: d.Index, Item: item, StartLine: d.StartLine, EndLine: d.EndLine,
+				Warnings: []string{}, Marks: []Mark{}, Versions: []VersionView{}}}
+			out = append(out, o)
+			return o
 		}
+		o := newObject(d, 0)
 		if d.Err != nil {
 			ev.diag(Diagnostic{Source: src, Document: d.Index, Type: "YAMLSyntax", Message: d.Err.Message, Severity: SeverityError, Span: d.Err.Span, Exact: true})
 			continue
 		}
 		j, err := yaml.YAMLToJSON([]byte(d.Source))
 		if err != nil {
-			fail("YAMLSyntax", err.Error(), "")
+			ev.fail(o, "YAMLSyntax", err.Error(), "")
 			continue
 		}
 		dec := json.NewDecoder(bytes.NewReader(j))
 		dec.UseNumber()
 		var v interface{}
 		if err := dec.Decode(&v); err != nil {
-			fail("YAMLSyntax", err.Error(), "")
+			ev.fail(o, "YAMLSyntax", err.Error(), "")
 			continue
 		}
 		m, ok := v.(map[string]interface{})
 		if !ok {
-			fail("NotAnObject", fmt.Sprintf("a Kubernetes object is a mapping with apiVersion, kind and metadata; this document is %s", jsonKind(v)), "")
+			ev.fail(o, "NotAnObject", fmt.Sprintf("a Kubernetes object is a mapping with apiVersion, kind and metadata; this document is %s", jsonKind(v)), "")
 			continue
 		}
-		o.obj = m
-		apiVersion, _ := m["apiVersion"].(string)
-		kind, _ := m["kind"].(string)
-		md, _ := m["metadata"].(map[string]interface{})
-		name, _ := md["name"].(string)
-		ns, _ := md["namespace"].(string)
-		o.res.APIVersion, o.res.Kind, o.res.Name = apiVersion, kind, name
-		// kubectl's own words for objects it cannot send.
-		switch {
-		case apiVersion == "" && kind == "":
-			fail("MissingKind", "apiVersion not set, kind not set", "")
-			continue
-		case apiVersion == "":
-			fail("MissingKind", "apiVersion not set", "")
-			continue
-		case kind == "":
-			fail("MissingKind", "kind not set", "")
-			continue
-		case kind == "CustomResourceDefinition":
-			fail("NoKindMatch", "CustomResourceDefinitions belong in the CRD editor", "kind")
+		items, isList := m["items"].([]interface{})
+		if kind, _ := m["kind"].(string); !isList || !strings.HasSuffix(kind, "List") || ev.serves(m) {
+			ev.identify(o, m)
 			continue
 		}
-		gv, err := schema.ParseGroupVersion(apiVersion)
-		if err != nil {
-			fail("NoKindMatch", err.Error(), "apiVersion")
-			continue
-		}
-		c := ev.st.served[gvk{gv.Group, gv.Version, kind}]
-		if c == nil {
-			fail("NoKindMatch", (&meta.NoKindMatchError{GroupKind: schema.GroupKind{Group: gv.Group, Kind: kind}, SearchedVersions: []string{gv.Version}}).Error()+
-				" (is its CRD in the CRD editor, accepted and serving that version?)", "kind")
-			continue
-		}
-		o.crd, o.ver = c, gv.Version
-		if c.namespaced {
-			o.ns = ns
-			if o.ns == "" {
-				o.ns = ev.in.Namespace
+		// A List (kind List, or CronTabList...) stands for its items, as kubectl create -f and apply -f flatten
+		// it; a served kind is sent as it is even when it has items.
+		out = out[:len(out)-1]
+		for i, it := range items {
+			sub := d.Sub([]yamlpos.Seg{yamlpos.K("items"), yamlpos.I(i)})
+			if sub == nil {
+				sub = d // an item that came from a merge key or an alias: placed at the List
 			}
+			o := newObject(sub, i+1)
+			im, ok := it.(map[string]interface{})
+			if !ok {
+				ev.fail(o, "NotAnObject", fmt.Sprintf("a Kubernetes object is a mapping with apiVersion, kind and metadata; items[%d] is %s", i, jsonKind(it)), "")
+				continue
+			}
+			ev.identify(o, im)
 		}
-		o.res.Namespace = o.ns
 	}
 	return out
+}
+
+// fail places a problem that keeps an object document from being sent: at field, or at the document's start.
+func (ev *evaluation) fail(o *object, typ, msg, field string) {
+	p := yamlpos.Result{Span: o.doc.Start(), Exact: true}
+	if field != "" {
+		p = o.doc.Locate(field)
+	}
+	ev.diag(Diagnostic{Source: o.src, Document: o.doc.Index, Item: o.item, Field: field, Type: typ, Message: msg, Severity: SeverityError, Span: p.Span, Exact: p.Exact})
+}
+
+// serves reports whether a CRD of the session serves the object's apiVersion and kind.
+func (ev *evaluation) serves(m map[string]interface{}) bool {
+	apiVersion, _ := m["apiVersion"].(string)
+	kind, _ := m["kind"].(string)
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	return err == nil && ev.st.served[gvk{gv.Group, gv.Version, kind}] != nil
+}
+
+// identify takes m as o's object and finds the CRD that serves it, as kubectl's REST mapping would, or says
+// why the object cannot be sent.
+func (ev *evaluation) identify(o *object, m map[string]interface{}) {
+	o.obj = m
+	apiVersion, _ := m["apiVersion"].(string)
+	kind, _ := m["kind"].(string)
+	md, _ := m["metadata"].(map[string]interface{})
+	name, _ := md["name"].(string)
+	ns, _ := md["namespace"].(string)
+	o.res.APIVersion, o.res.Kind, o.res.Name = apiVersion, kind, name
+	// kubectl's own words for objects it cannot send.
+	switch {
+	case apiVersion == "" && kind == "":
+		ev.fail(o, "MissingKind", "apiVersion not set, kind not set", "")
+		return
+	case apiVersion == "":
+		ev.fail(o, "MissingKind", "apiVersion not set", "")
+		return
+	case kind == "":
+		ev.fail(o, "MissingKind", "kind not set", "")
+		return
+	case kind == "CustomResourceDefinition":
+		ev.fail(o, "NoKindMatch", "CustomResourceDefinitions belong in the CRD editor", "kind")
+		return
+	}
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		ev.fail(o, "NoKindMatch", err.Error(), "apiVersion")
+		return
+	}
+	c := ev.st.served[gvk{gv.Group, gv.Version, kind}]
+	if c == nil {
+		ev.fail(o, "NoKindMatch", (&meta.NoKindMatchError{GroupKind: schema.GroupKind{Group: gv.Group, Kind: kind}, SearchedVersions: []string{gv.Version}}).Error()+
+			" (is its CRD in the CRD editor, accepted and serving that version?)", "kind")
+		return
+	}
+	o.crd, o.ver = c, gv.Version
+	if c.namespaced {
+		o.ns = ns
+		if o.ns == "" {
+			o.ns = ev.in.Namespace
+		}
+	}
+	o.res.Namespace = o.ns
+}
+
+// body is what a create sends: the document as it is written (YAML), or, for an item of a List, the item as
+// JSON (what kubectl sends for each item it takes from a List).
+func (o *object) body() (contentType string, data []byte) {
+	if o.item == 0 {
+		return "application/yaml", []byte(o.doc.Source)
+	}
+	data, _ = json.Marshal(o.obj) // decoded from JSON, so it encodes
+	return "application/json", data
 }
 
 func jsonKind(v interface{}) string {
@@ -254,10 +307,12 @@ func (ev *evaluation) record(o *object, op, method, path string, r *response, se
 	loc := docLocator(o.doc)
 	deprecated := func(w string) bool { return o.crd.deprecated[o.ver] && strings.Contains(w, " is deprecated") }
 	for _, d := range warningDiagnostics(o.src, o.doc, r.warnings, loc, deprecated) {
+		d.Item = o.item
 		ev.diag(d)
 	}
 	if !o.res.Accepted {
 		for _, d := range statusDiagnostics(o.src, o.doc, r, sev, loc) {
+			d.Item = o.item
 			ev.diag(d)
 		}
 	}
@@ -291,7 +346,8 @@ func (o *object) adopt(r *response, get bool) {
 // create POSTs the document as it is written (YAML), as `kubectl create --raw` would send it.
 func (ev *evaluation) create(o *object, op string) bool {
 	path := o.crd.path(o.ver, o.ns, "") + ev.query()
-	r := ev.do(http.MethodPost, path, "application/yaml", "application/json", []byte(o.doc.Source))
+	ct, body := o.body()
+	r := ev.do(http.MethodPost, path, ct, "application/json", body)
 	ev.record(o, op, http.MethodPost, path, r, SeverityError)
 	if o.res.Accepted {
 		o.adopt(r, false)
@@ -304,7 +360,8 @@ func (ev *evaluation) create(o *object, op string) bool {
 // ratcheting. Its refusal is shown as information.
 func (ev *evaluation) createOld(o *object) {
 	path := o.crd.path(o.ver, o.ns, "")
-	r := ev.do(http.MethodPost, path, "application/yaml", "application/json", []byte(o.doc.Source))
+	ct, body := o.body()
+	r := ev.do(http.MethodPost, path, ct, "application/json", body)
 	if r.status >= 200 && r.status < 300 {
 		ev.record(o, "create", http.MethodPost, path, r, SeverityError)
 		o.adopt(r, false)
@@ -312,13 +369,13 @@ func (ev *evaluation) createOld(o *object) {
 	}
 	ev.record(o, "create", http.MethodPost, path, r, SeverityInfo)
 	if reason := ev.seed(o); reason != "" {
-		ev.diag(Diagnostic{Source: o.src, Document: o.doc.Index, Type: "NotSeeded", Severity: SeverityError,
+		ev.diag(Diagnostic{Source: o.src, Document: o.doc.Index, Item: o.item, Type: "NotSeeded", Severity: SeverityError,
 			Message: "the old object is refused by this CRD and could not be stored as an earlier CRD would have: " + reason,
 			Span:    o.doc.Start(), Exact: true})
 		return
 	}
 	o.res.Seeded = true
-	ev.diag(Diagnostic{Source: o.src, Document: o.doc.Index, Type: "Seeded", Severity: SeverityInfo,
+	ev.diag(Diagnostic{Source: o.src, Document: o.doc.Index, Item: o.item, Type: "Seeded", Severity: SeverityInfo,
 		Message: "this CRD refuses the old object (see the notes); it was stored without validation, as if created under an earlier version of the CRD, so that the update shows ratcheting",
 		Span:    o.doc.Start(), Exact: true})
 }
@@ -382,7 +439,7 @@ func (ev *evaluation) now() time.Time {
 }
 
 func (ev *evaluation) noOld(o *object) {
-	ev.diag(Diagnostic{Source: o.src, Document: o.doc.Index, Field: "metadata.name", Type: "NoOldObject", Severity: SeverityInfo,
+	ev.diag(Diagnostic{Source: o.src, Document: o.doc.Index, Item: o.item, Field: "metadata.name", Type: "NoOldObject", Severity: SeverityInfo,
 		Message: fmt.Sprintf("no old object %s %q: this one is created instead", o.crd.kind, o.res.Name),
 		Span:    o.doc.Locate("metadata.name").Span, Exact: true})
 }

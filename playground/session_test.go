@@ -2,6 +2,7 @@ package playground
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
@@ -100,5 +101,86 @@ func TestRuntimeCostAndTrace(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("exchanges:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestListDocuments: a List document (what kubectl get -o yaml prints) stands for its items, as with kubectl
+// create -f: each item is sent as an object of its own, and its problems are placed at its lines.
+func TestListDocuments(t *testing.T) {
+	crd := readText(t, "preserve-unknown-fields-root", "crd.yaml")
+	// The oracle's answer to the second item, sent alone (02-create-type-error).
+	var want struct {
+		Status int `json:"status"`
+		Body   struct {
+			Message string `json:"message"`
+			Details struct {
+				Causes []struct{ Field, Message string } `json:"causes"`
+			} `json:"details"`
+		} `json:"body"`
+	}
+	if err := json.Unmarshal([]byte(readText(t, "preserve-unknown-fields-root", "expected/02-create-type-error.json")), &want); err != nil {
+		t.Fatal(err)
+	}
+	list := func(apiVersion, kind string) string {
+		// Lines of the text: a comment and "---" before the List (1-2), then the List's head (3-5).
+		return "apiVersion: " + apiVersion + "\nkind: " + kind + "\nitems:\n" +
+			"- apiVersion: stable.example.com/v1\n  kind: CronTab\n  metadata:\n    name: fine\n  spec:\n    replicas: 2\n" + // 6-11
+			"- apiVersion: stable.example.com/v1\n  kind: CronTab\n  metadata:\n    name: type-error\n  spec:\n    replicas: \"two\"\n" + // 12-17
+			"- just a string\n" + // 18
+			"- kind: CronTab\n  metadata: {name: no-version}\n" // 19-20
+	}
+	for _, tc := range []struct{ name, apiVersion, kind string }{
+		{"List", "v1", "List"},
+		{"CronTabList", "stable.example.com/v1", "CronTabList"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := evaluate(t, NewSession(Options{}), Input{CRDs: &crd, Objects: "# kubectl get crontabs -o yaml\n---\n" + list(tc.apiVersion, tc.kind)})
+			if len(res.Objects) != 4 {
+				t.Fatalf("%d object results, want one per item: %+v", len(res.Objects), res.Objects)
+			}
+			for i, o := range res.Objects {
+				if o.Document != 0 || o.Item != i+1 {
+					t.Errorf("object %d: document %d item %d, want document 0 item %d", i, o.Document, o.Item, i+1)
+				}
+			}
+			if o := res.Objects[0]; o.Status != 201 || o.Name != "fine" {
+				t.Errorf("items[0]: %d %s: %s", o.Status, o.Name, o.Response)
+			}
+			o := res.Objects[1]
+			var got struct {
+				Message string `json:"message"`
+			}
+			_ = json.Unmarshal(o.Response, &got)
+			if o.Status != want.Status || got.Message != want.Body.Message {
+				t.Errorf("items[1]: %d %q, want the oracle's %d %q", o.Status, got.Message, want.Status, want.Body.Message)
+			}
+			if res.Objects[2].Operation != "" || res.Objects[3].Operation != "" {
+				t.Errorf("items 2 and 3 cannot be sent: %+v %+v", res.Objects[2], res.Objects[3])
+			}
+			wantDiags := []struct {
+				item, line, col     int
+				typ, field, message string
+			}{
+				{2, 17, 5, "FieldValueTypeInvalid", "spec.replicas", want.Body.Details.Causes[0].Message},
+				{3, 18, 3, "NotAnObject", "", "a Kubernetes object is a mapping with apiVersion, kind and metadata; items[2] is a string"},
+				{4, 19, 3, "MissingKind", "", "apiVersion not set"},
+			}
+			if len(res.Diagnostics) != len(wantDiags) {
+				t.Fatalf("diagnostics: %+v", res.Diagnostics)
+			}
+			for i, w := range wantDiags {
+				d := res.Diagnostics[i]
+				if d.Item != w.item || d.Line != w.line || d.Column != w.col || d.Type != w.typ || d.Field != w.field || d.Message != w.message {
+					t.Errorf("diagnostic %d: item %d at %d:%d %s %s %q\nwant item %d at %d:%d %s %s %q", i, d.Item, d.Line, d.Column, d.Type, d.Field, d.Message,
+						w.item, w.line, w.col, w.typ, w.field, w.message)
+				}
+			}
+			// The stored object's marks are placed in the item's lines: replicas of items[0] is line 11.
+			for _, m := range res.Objects[0].Marks {
+				if m.Input != nil && m.Input.Line < 6 {
+					t.Errorf("items[0]'s mark %s is placed on line %d, before the item", m.Path, m.Input.Line)
+				}
+			}
+		})
 	}
 }

@@ -108,6 +108,8 @@ type Diagnostic struct {
 	// Source is the editor, Document the document's index among the text's non-empty documents.
 	Source   Source `json:"source"`
 	Document int    `json:"document"`
+	// Item is 1 + the index of the object in the items of a List document; 0 when the document is the object.
+	Item int `json:"item,omitempty"`
 	// Field is the field path as the API reported it (spec.replicas,
 	// spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule); empty for the
 	// whole document.
@@ -219,6 +221,9 @@ type Span = yamlpos.Span
 type ObjectResult struct {
 	Source   Source `json:"source"`
 	Document int    `json:"document"`
+	// Item is 1 + the object's index in the items of a List document, which stands for its items as in
+	// kubectl create -f; 0 when the document is the object.
+	Item int `json:"item,omitempty"`
 	// StartLine and EndLine delimit the document in the text.
 	StartLine int `json:"startLine"`
 	EndLine   int `json:"endLine"`

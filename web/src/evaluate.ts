@@ -20,6 +20,8 @@ export interface Diagnostic {
   editor: EditorId;
   /** Document index in that editor (as written, from 0). */
   doc: number;
+  /** 1 + the index of the object among the items of a List document; 0 or absent when the document is the object. */
+  item?: number;
   from: number;
   to: number;
   line: number;
@@ -50,6 +52,8 @@ export interface CRDResult {
 
 export interface ObjectResult {
   doc: number;
+  /** 1 + the object's index among the items of a List document; 0 or absent when the document is the object. */
+  item?: number;
   title: string;
   /** The operation's decisive response. */
   status: number;

@@ -8,7 +8,7 @@ import type { CRDResult, Diagnostic, EditorId, Evaluation, Exchange, Inputs, Obj
 import { documents, offsetOf, toValue, valueNodeAt } from './yaml';
 
 interface Span { line: number; column: number; endLine: number; endColumn: number }
-interface GoDiagnostic extends Span { source: string; document: number; field?: string; type: string; message: string; severity: 'error' | 'warning' | 'info'; exact: boolean }
+interface GoDiagnostic extends Span { source: string; document: number; item?: number; field?: string; type: string; message: string; severity: 'error' | 'warning' | 'info'; exact: boolean }
 interface GoMark { kind: string; path: string; value?: unknown; input?: Span; stored?: Span }
 interface GoRule { field: string; self: string; rule: string; message?: string; messageExpression?: string; transition: boolean; optionalOldSelf?: boolean; maxCost: number; cardinality: number; cardinalityBounded: boolean; cost: number; messageExpressionCost?: number; exceedsLimit: boolean; error?: string }
 export interface GoVersionCost { version: string; rules: GoRule[]; total: number; exceedsLimit: boolean; skipped?: string }
@@ -19,7 +19,7 @@ interface GoCRD {
   group?: string; scope?: string; served: string[]; storage?: string; conversion?: string; versions: GoVersion[];
 }
 interface GoObject {
-  source: string; document: number; apiVersion?: string; kind?: string; namespace?: string; name?: string; operation?: string;
+  source: string; document: number; item?: number; apiVersion?: string; kind?: string; namespace?: string; name?: string; operation?: string;
   method?: string; path?: string; status: number; accepted: boolean; response?: any; warnings: string[]; stored?: any; storedYAML?: string;
   marks: GoMark[]; versions: { version: string; status: number; object?: any; yaml?: string; error?: string }[];
   cel?: { used: number; budget: number }; seeded?: boolean; deleted?: boolean;
@@ -67,7 +67,7 @@ export async function evaluateGo(call: (input: string) => Promise<string>, input
     const text = texts[editor];
     const from = offsetOf(text, d.line, d.column);
     const to = Math.max(from + 1, offsetOf(text, d.endLine || d.line, d.endColumn || d.column + 1));
-    return { editor, doc: d.document, from, to, line: d.line, column: d.column, severity: d.severity, field: d.field, message: d.field && !d.message.startsWith(d.field) && d.type !== 'Warning' ? `${d.field}: ${d.message}` : d.message };
+    return { editor, doc: d.document, item: d.item ?? 0, from, to, line: d.line, column: d.column, severity: d.severity, field: d.field, message: d.field && !d.message.startsWith(d.field) && d.type !== 'Warning' ? `${d.field}: ${d.message}` : d.message };
   });
 
   const crds: CRDResult[] = res.crds.map((c) => ({
@@ -81,7 +81,8 @@ export async function evaluateGo(call: (input: string) => Promise<string>, input
 
   const objects: ObjectResult[] = res.objects.map((o) => ({
     doc: o.document,
-    title: o.kind ? `${o.kind} ${o.name ?? ''}`.trim() : `document ${o.document + 1}`,
+    item: o.item ?? 0,
+    title: o.kind ? `${o.kind} ${o.name ?? ''}`.trim() : `document ${o.document + 1}` + (o.item ? `, items[${o.item - 1}]` : ''),
     status: o.status,
     body: o.deleted ? { kind: 'Status', status: 'Success', details: { name: o.name } } : o.stored ?? o.response,
     input: null,

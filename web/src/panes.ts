@@ -50,7 +50,7 @@ export function renderResult(pane: HTMLElement, ev: Evaluation): void {
     for (const w of c.warnings) sec.append(h('p', { class: 'warning' }, `Warning: ${w}`));
     out.push(sec);
   }
-  for (const o of ev.objects) out.push(objectResult(o, ev.diagnostics.filter((d) => d.editor === 'objects' && d.doc === o.doc)));
+  for (const o of ev.objects) out.push(objectResult(o, ev.diagnostics.filter((d) => d.editor === 'objects' && d.doc === o.doc && (d.item ?? 0) === (o.item ?? 0))));
   pane.replaceChildren(...out);
 }
 
@@ -64,7 +64,7 @@ function statusBlock(body: any): HTMLElement {
 
 function objectResult(o: ObjectResult, diags: Diagnostic[]): HTMLElement {
   const ok = o.status > 0 && o.status < 300;
-  const sec = h('section', { class: `object-result ${ok ? 'accepted' : 'rejected'}`, 'data-doc': String(o.doc) });
+  const sec = h('section', { class: `object-result ${ok ? 'accepted' : 'rejected'}`, 'data-doc': String(o.doc), 'data-item': String(o.item ?? 0) });
   sec.append(h('h3', {}, statusBadge(o.status), ` ${o.title}: `, o.steps.map((s) => `${s.what} ${s.status}`).join(' → ') || 'not sent'));
   for (const w of o.warnings) sec.append(h('p', { class: 'warning' }, `Warning: ${w}`));
   if (o.status === 0) {

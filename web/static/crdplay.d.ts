@@ -167,7 +167,8 @@ export interface CrdplayEvaluateInput {
   /** The CRD editor: CRDs as YAML or JSON documents separated by "---" lines. Omit it to keep the text of the
    * previous evaluation (the CRDs then stay installed and only the objects run: the fast path). */
   crds?: string;
-  /** The object editor: custom resources, one per document. */
+  /** The object editor: custom resources, one per document; a List document (kind List, CronTabList...) stands
+   * for its items, as with kubectl create -f. */
   objects: string;
   /** The old-object editor, for 'update' and 'status'. */
   oldObjects?: string;
@@ -202,6 +203,9 @@ export interface CrdplayDiagnostic extends CrdplaySpan {
   source: CrdplaySource;
   /** Index among the editor's non-empty documents; -1 for a bad "---" separator line. */
   document: number;
+  /** 1 + the index of the object among the items of a List document (kind List, CronTabList...); absent when
+   * the document is the object. */
+  item?: number;
   /** The field path as the API reported it (spec.replicas, spec.validation.openAPIV3Schema.properties[spec]...). */
   field?: string;
   /** The cause's type (FieldValueInvalid...), the Status reason without causes (BadRequest...), "Warning",
@@ -384,6 +388,9 @@ export interface CrdplayVersionView {
 export interface CrdplayObjectResult {
   source: CrdplaySource;
   document: number;
+  /** 1 + the object's index among the items of a List document, which stands for its items as with
+   * kubectl create -f; absent when the document is the object. */
+  item?: number;
   startLine: number;
   endLine: number;
   apiVersion?: string;

@@ -136,6 +136,29 @@ test('a document that cannot be sent says why and where in the result pane', asy
   await evaluated(m);
 });
 
+test('a List document (kubectl get -o yaml) stands for its items, each with its own result and errors', async () => {
+  const before = await page.evaluate(() => window.crdplayPlayground.editors.text('objects'));
+  const n = await runs();
+  await setEditor('objects', [
+    'apiVersion: v1', 'kind: List', 'items:',
+    '- apiVersion: stable.example.com/v1', '  kind: CronTab', '  metadata: {name: first}', '  spec: {cronSpec: "*/5 * * * *", image: a}',
+    '- apiVersion: stable.example.com/v1', '  kind: CronTab', '  metadata: {name: second}', '  spec:', '    cronSpec: "not a cron spec"', '    image: b', '',
+  ].join('\n'));
+  await evaluated(n);
+  const sections = await page.$$eval('#pane-result section.object-result', (ss) => ss.map((s) => ({ item: s.dataset.item, text: s.textContent })));
+  assert.deepEqual(sections.map((s) => s.item), ['1', '2'], JSON.stringify(sections));
+  assert.match(sections[0].text, /CronTab first: create 201/);
+  assert.match(sections[1].text, /CronTab second: create 422/);
+  assert.doesNotMatch(sections[0].text, /cronSpec in body should match/);
+  const errs = await page.evaluate(() => window.crdplayPlayground.evaluation.diagnostics.filter((d) => d.editor === 'objects' && d.severity === 'error'));
+  assert.equal(errs.length, 1, JSON.stringify(errs));
+  assert.deepEqual([errs[0].item, errs[0].line, errs[0].column, errs[0].field], [2, 12, 5, 'spec.cronSpec']);
+  await shot('list');
+  const m = await runs();
+  await setEditor('objects', before);
+  await evaluated(m);
+});
+
 test('a CRD error is placed in the CRD editor at the field it names', async () => {
   const crd = await editorText('crd');
   const n = await runs();

@@ -369,6 +369,24 @@ func (d *Doc) Locator() func(segs []Seg) Result {
 	}
 }
 
+// Sub returns the node at segs as a document of its own, for the items of a List: Start, Locate and
+// LocateSegs then answer within that node, in the lines of the whole text. Index, StartLine, EndLine and
+// Source stay the whole document's. Nil when the document has no node at segs.
+func (d *Doc) Sub(segs []Seg) *Doc {
+	if d.Root == nil {
+		return nil
+	}
+	w := walker{doc: d, node: d.Root}
+	for _, s := range segs {
+		if !w.segment(s) {
+			return nil
+		}
+	}
+	sub := *d
+	sub.Root = resolve(w.node)
+	return &sub
+}
+
 // FormatSegs prints segments as an object field path: keys joined by ".", indexes as "[i]".
 func FormatSegs(segs []Seg) string {
 	var b strings.Builder
