@@ -9,7 +9,7 @@ import { HighlightStyle, syntaxHighlighting, syntaxTree } from '@codemirror/lang
 import { tags } from '@lezer/highlight';
 import { setDiagnostics, lintGutter, type Diagnostic as CMDiagnostic } from '@codemirror/lint';
 import { autocompletion, type CompletionContext, type CompletionResult } from '@codemirror/autocomplete';
-import { documents, mappingKeys, pathAt, toValue, valueNodeAt } from './yaml';
+import { documents, mappingKeys, pathAt, toValue, valueNodeAt, type Segment } from './yaml';
 import { at, describe, keysOf, schemaFor, typeName, type KindSchema } from './schema';
 import type { Diagnostic, EditorId } from './evaluate';
 
@@ -127,11 +127,23 @@ function contextAt(state: EditorState, pos: number, src: Source) {
   const tree = syntaxTree(state);
   const doc = documents(text, tree).find((d) => pos >= d.from && pos <= d.to);
   if (!doc) return null;
-  const head = { apiVersion: toValue(text, valueNodeAt(text, doc, ['apiVersion'])), kind: toValue(text, valueNodeAt(text, doc, ['kind'])) };
+  const headAt = (prefix: Segment[]) => ({
+    apiVersion: toValue(text, valueNodeAt(text, doc, [...prefix, 'apiVersion'])), kind: toValue(text, valueNodeAt(text, doc, [...prefix, 'kind'])),
+  });
+  let head = headAt([]);
+  let where = pathAt(text, tree, pos);
+  // prefix is where the object is in the document: a List's item (kind List, CronTabList...) is an object of
+  // its own, as the engine sends it.
+  let prefix: Segment[] = [];
+  if (!src.builtin && where && typeof head.kind === 'string' && head.kind.endsWith('List') && !schemaFor(kinds, head)
+    && where.path[0] === 'items' && typeof where.path[1] === 'number') {
+    prefix = where.path.slice(0, 2);
+    head = headAt(prefix);
+    where = { ...where, path: where.path.slice(2) };
+  }
   const ks = src.builtin ? kinds.find((k) => `${k.group}/${k.version}` === head.apiVersion && k.kind === head.kind) : schemaFor(kinds, head);
-  const where = pathAt(text, tree, pos);
   if (!ks || !where) return null;
-  return { text, ks, where, doc };
+  return { text, ks, where, doc, prefix };
 }
 
 /** Hovering a key shows its schema: type, description, default, validations. */
@@ -194,7 +206,7 @@ function schemaCompletion(src: Source) {
     if (!ctx.explicit && word.from === word.to && !/^\s*(- )?$/.test(before)) return null;
     // A key: the keys of the mapping the cursor is in, minus those already there.
     const s = at(c.ks.schema, c.where.path);
-    const present = new Set(mappingKeys(c.text, valueNodeAt(c.text, c.doc, c.where.path)));
+    const present = new Set(mappingKeys(c.text, valueNodeAt(c.text, c.doc, [...c.prefix, ...c.where.path])));
     const opts = keysOf(s).filter(([k]) => !present.has(k) || k === c.where.key).map(([k, p]) => ({
       label: k, type: 'property', detail: typeName(p) + (s?.required?.includes(k) ? ' required' : ''),
       info: p.description, apply: k + ': ',

@@ -154,6 +154,11 @@ test('a List document (kubectl get -o yaml) stands for its items, each with its 
   assert.equal(errs.length, 1, JSON.stringify(errs));
   assert.deepEqual([errs[0].item, errs[0].line, errs[0].column, errs[0].field], [2, 12, 5, 'spec.cronSpec']);
   await shot('list');
+  // Hover inside an item: the schema of the item's kind.
+  await page.locator('#objects-editor .cm-line', { hasText: 'cronSpec: "not a cron spec"' }).hover({ position: { x: 60, y: 5 } });
+  const tip = await page.waitForSelector('.schema-tip', { timeout: 5000 });
+  assert.match(await tip.textContent(), /spec\.cronSpec <string>/);
+  await page.mouse.move(0, 0);
   const m = await runs();
   await setEditor('objects', before);
   await evaluated(m);
