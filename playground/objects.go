@@ -181,6 +181,13 @@ func (ev *evaluation) parse(src Source, text string) []*object {
 		}
 		// A List (kind List, or CronTabList...) stands for its items, as kubectl create -f and apply -f flatten
 		// it; a served kind is sent as it is even when it has items.
+		if len(items) == 0 {
+			o.res.APIVersion, _ = m["apiVersion"].(string)
+			o.res.Kind, _ = m["kind"].(string)
+			ev.diag(Diagnostic{Source: src, Document: d.Index, Field: "items", Type: "NoItems", Severity: SeverityWarning,
+				Message: "the List has no items: kubectl create -f sends nothing for it", Span: d.Locate("items").Span, Exact: true})
+			continue
+		}
 		out = out[:len(out)-1]
 		for i, it := range items {
 			sub := d.Sub([]yamlpos.Seg{yamlpos.K("items"), yamlpos.I(i)})

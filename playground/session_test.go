@@ -3,6 +3,7 @@ package playground
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -124,10 +125,10 @@ func TestListDocuments(t *testing.T) {
 	list := func(apiVersion, kind string) string {
 		// Lines of the text: a comment and "---" before the List (1-2), then the List's head (3-5).
 		return "apiVersion: " + apiVersion + "\nkind: " + kind + "\nitems:\n" +
-			"- apiVersion: stable.example.com/v1\n  kind: CronTab\n  metadata:\n    name: fine\n  spec:\n    replicas: 2\n" + // 6-11
-			"- apiVersion: stable.example.com/v1\n  kind: CronTab\n  metadata:\n    name: type-error\n  spec:\n    replicas: \"two\"\n" + // 12-17
-			"- just a string\n" + // 18
-			"- kind: CronTab\n  metadata: {name: no-version}\n" // 19-20
+			"- apiVersion: stable.example.com/v1\n  kind: CronTab\n  metadata:\n    name: fine\n  spec:\n    replicas: 2\n    extra: pruned\n" + // 6-12
+			"- apiVersion: stable.example.com/v1\n  kind: CronTab\n  metadata:\n    name: type-error\n  spec:\n    replicas: \"two\"\n" + // 13-18
+			"- just a string\n" + // 19
+			"- kind: CronTab\n  metadata: {name: no-version}\n" // 20-21
 	}
 	for _, tc := range []struct{ name, apiVersion, kind string }{
 		{"List", "v1", "List"},
@@ -161,9 +162,10 @@ func TestListDocuments(t *testing.T) {
 				item, line, col     int
 				typ, field, message string
 			}{
-				{2, 17, 5, "FieldValueTypeInvalid", "spec.replicas", want.Body.Details.Causes[0].Message},
-				{3, 18, 3, "NotAnObject", "", "a Kubernetes object is a mapping with apiVersion, kind and metadata; items[2] is a string"},
-				{4, 19, 3, "MissingKind", "", "apiVersion not set"},
+				{1, 12, 5, "Warning", "spec.extra", `unknown field "spec.extra"`}, // the Warning header of the create
+				{2, 18, 5, "FieldValueTypeInvalid", "spec.replicas", want.Body.Details.Causes[0].Message},
+				{3, 19, 3, "NotAnObject", "", "a Kubernetes object is a mapping with apiVersion, kind and metadata; items[2] is a string"},
+				{4, 20, 3, "MissingKind", "", "apiVersion not set"},
 			}
 			if len(res.Diagnostics) != len(wantDiags) {
 				t.Fatalf("diagnostics: %+v", res.Diagnostics)
@@ -175,11 +177,20 @@ func TestListDocuments(t *testing.T) {
 						w.item, w.line, w.col, w.typ, w.field, w.message)
 				}
 			}
-			// The stored object's marks are placed in the item's lines: replicas of items[0] is line 11.
+			// The stored object's marks are placed in the item's lines: items[0].spec.extra, pruned, is line 12.
+			var pruned []string
 			for _, m := range res.Objects[0].Marks {
-				if m.Input != nil && m.Input.Line < 6 {
-					t.Errorf("items[0]'s mark %s is placed on line %d, before the item", m.Path, m.Input.Line)
+				if m.Kind == "pruned" && m.Input != nil {
+					pruned = append(pruned, fmt.Sprintf("%s %d:%d", m.Path, m.Input.Line, m.Input.Column))
 				}
+			}
+			if strings.Join(pruned, ",") != "spec.extra 12:5" {
+				t.Errorf("items[0]'s pruned fields: %v, want spec.extra at 12:5", pruned)
+			}
+			// An empty List sends nothing, and says so.
+			res = evaluate(t, NewSession(Options{}), Input{CRDs: &crd, Objects: "apiVersion: v1\nkind: List\nitems: []\n"})
+			if len(res.Objects) != 1 || res.Objects[0].Operation != "" || len(res.Diagnostics) != 1 || res.Diagnostics[0].Type != "NoItems" || res.Diagnostics[0].Line != 3 {
+				t.Errorf("empty List: %+v %+v", res.Objects, res.Diagnostics)
 			}
 		})
 	}
