@@ -44,6 +44,10 @@ spec:
 	f.Add("apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata: {name: a}\nspec: {replicas: 2}\nstatus: {replicas: 1}\n", "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata: {name: a}\nspec: {replicas: 20}\n", "status")
 	f.Add("---\n- a\n---\nkind: CronTab\n---\n{\"apiVersion\": \"stable.example.com/v1\", \"kind\": \"CronTab\", \"metadata\": {\"name\": \"j\"}}\n", "", "update")
 	f.Add("apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata: {name: s}\nspec: {replicas: 3}\n", "", "scale")
+	// Lists stand for their items: an item by alias (a duplicate name), items that are not objects, an empty List.
+	f.Add("apiVersion: v1\nkind: List\nitems:\n- &a {apiVersion: stable.example.com/v1, kind: CronTab, metadata: {name: a}, spec: {replicas: 11}}\n- *a\n- 3\n- {kind: CronTab}\n",
+		"apiVersion: v1\nkind: List\nitems: [{apiVersion: stable.example.com/v1, kind: CronTab, metadata: {name: a}}]\n", "update")
+	f.Add("apiVersion: stable.example.com/v1\nkind: CronTabList\nitems: []\n---\nkind: List\nitems: {a: 1}\n", "", "create")
 	s := NewSession(Options{})
 	modes := map[string]Mode{"create": ModeCreate, "update": ModeUpdate, "status": ModeStatus, "scale": ModeScale, "delete": ModeDelete}
 	f.Fuzz(func(t *testing.T, objects, old, mode string) {
