@@ -154,7 +154,7 @@ func (ev *evaluation) parse(src Source, text string) []*object {
 		}
 		o := newObject(d, 0)
 		if d.Err != nil {
-			ev.diag(Diagnostic{Source: src, Document: d.Index, Type: "YAMLSyntax", Message: d.Err.Message, Severity: SeverityError, Span: d.Err.Span, Exact: true})
+			ev.objectDiag(o, Diagnostic{Type: "YAMLSyntax", Message: d.Err.Message, Severity: SeverityError, Span: d.Err.Span, Exact: true})
 			continue
 		}
 		j, err := yaml.YAMLToJSON([]byte(d.Source))
@@ -175,20 +175,21 @@ func (ev *evaluation) parse(src Source, text string) []*object {
 			continue
 		}
 		items, isList := m["items"].([]interface{})
-		if kind, _ := m["kind"].(string); !isList || !strings.HasSuffix(kind, "List") || ev.serves(m) {
+		apiVersion, _ := m["apiVersion"].(string)
+		kind, _ := m["kind"].(string)
+		if served, _, _ := ev.servedBy(apiVersion, kind); !isList || !strings.HasSuffix(kind, "List") || served != nil {
 			ev.identify(o, m)
 			continue
 		}
 		// A List (kind List, or CronTabList...) stands for its items, as kubectl create -f and apply -f flatten
 		// it; a served kind is sent as it is even when it has items.
 		if len(items) == 0 {
-			o.res.APIVersion, _ = m["apiVersion"].(string)
-			o.res.Kind, _ = m["kind"].(string)
-			ev.diag(Diagnostic{Source: src, Document: d.Index, Field: "items", Type: "NoItems", Severity: SeverityWarning,
+			o.res.APIVersion, o.res.Kind = apiVersion, kind
+			ev.objectDiag(o, Diagnostic{Field: "items", Type: "NoItems", Severity: SeverityWarning,
 				Message: "the List has no items: kubectl create -f sends nothing for it", Span: d.Locate("items").Span, Exact: true})
 			continue
 		}
-		out = out[:len(out)-1]
+		out = out[:len(out)-1] // the List itself is not sent: its items are
 		for i, it := range items {
 			sub := d.Sub([]yamlpos.Seg{yamlpos.K("items"), yamlpos.I(i)})
 			if sub == nil {
@@ -212,15 +213,23 @@ func (ev *evaluation) fail(o *object, typ, msg, field string) {
 	if field != "" {
 		p = o.doc.Locate(field)
 	}
-	ev.diag(Diagnostic{Source: o.src, Document: o.doc.Index, Item: o.item, Field: field, Type: typ, Message: msg, Severity: SeverityError, Span: p.Span, Exact: p.Exact})
+	ev.objectDiag(o, Diagnostic{Field: field, Type: typ, Message: msg, Severity: SeverityError, Span: p.Span, Exact: p.Exact})
 }
 
-// serves reports whether a CRD of the session serves the object's apiVersion and kind.
-func (ev *evaluation) serves(m map[string]interface{}) bool {
-	apiVersion, _ := m["apiVersion"].(string)
-	kind, _ := m["kind"].(string)
+// objectDiag adds a diagnostic of o's: in its editor, document and List item.
+func (ev *evaluation) objectDiag(o *object, d Diagnostic) {
+	d.Source, d.Document, d.Item = o.src, o.doc.Index, o.item
+	ev.diag(d)
+}
+
+// servedBy returns the CRD of the session that serves apiVersion and kind (nil if none), and the parsed group
+// version.
+func (ev *evaluation) servedBy(apiVersion, kind string) (*installed, schema.GroupVersion, error) {
 	gv, err := schema.ParseGroupVersion(apiVersion)
-	return err == nil && ev.st.served[gvk{gv.Group, gv.Version, kind}] != nil
+	if err != nil {
+		return nil, gv, err
+	}
+	return ev.st.served[gvk{gv.Group, gv.Version, kind}], gv, nil
 }
 
 // identify takes m as o's object and finds the CRD that serves it, as kubectl's REST mapping would, or says
@@ -248,12 +257,11 @@ func (ev *evaluation) identify(o *object, m map[string]interface{}) {
 		ev.fail(o, "NoKindMatch", "CustomResourceDefinitions belong in the CRD editor", "kind")
 		return
 	}
-	gv, err := schema.ParseGroupVersion(apiVersion)
+	c, gv, err := ev.servedBy(apiVersion, kind)
 	if err != nil {
 		ev.fail(o, "NoKindMatch", err.Error(), "apiVersion")
 		return
 	}
-	c := ev.st.served[gvk{gv.Group, gv.Version, kind}]
 	if c == nil {
 		ev.fail(o, "NoKindMatch", (&meta.NoKindMatchError{GroupKind: schema.GroupKind{Group: gv.Group, Kind: kind}, SearchedVersions: []string{gv.Version}}).Error()+
 			" (is its CRD in the CRD editor, accepted and serving that version?)", "kind")
@@ -314,13 +322,11 @@ func (ev *evaluation) record(o *object, op, method, path string, r *response, se
 	loc := docLocator(o.doc)
 	deprecated := func(w string) bool { return o.crd.deprecated[o.ver] && strings.Contains(w, " is deprecated") }
 	for _, d := range warningDiagnostics(o.src, o.doc, r.warnings, loc, deprecated) {
-		d.Item = o.item
-		ev.diag(d)
+		ev.objectDiag(o, d)
 	}
 	if !o.res.Accepted {
 		for _, d := range statusDiagnostics(o.src, o.doc, r, sev, loc) {
-			d.Item = o.item
-			ev.diag(d)
+			ev.objectDiag(o, d)
 		}
 	}
 }
@@ -350,7 +356,8 @@ func (o *object) adopt(r *response, get bool) {
 	}
 }
 
-// create POSTs the document as it is written (YAML), as `kubectl create --raw` would send it.
+// create POSTs the object: its document as it is written (YAML), as `kubectl create --raw` would send it, or
+// a List's item as JSON (see body).
 func (ev *evaluation) create(o *object, op string) bool {
 	path := o.crd.path(o.ver, o.ns, "") + ev.query()
 	ct, body := o.body()
@@ -376,13 +383,13 @@ func (ev *evaluation) createOld(o *object) {
 	}
 	ev.record(o, "create", http.MethodPost, path, r, SeverityInfo)
 	if reason := ev.seed(o); reason != "" {
-		ev.diag(Diagnostic{Source: o.src, Document: o.doc.Index, Item: o.item, Type: "NotSeeded", Severity: SeverityError,
+		ev.objectDiag(o, Diagnostic{Type: "NotSeeded", Severity: SeverityError,
 			Message: "the old object is refused by this CRD and could not be stored as an earlier CRD would have: " + reason,
 			Span:    o.doc.Start(), Exact: true})
 		return
 	}
 	o.res.Seeded = true
-	ev.diag(Diagnostic{Source: o.src, Document: o.doc.Index, Item: o.item, Type: "Seeded", Severity: SeverityInfo,
+	ev.objectDiag(o, Diagnostic{Type: "Seeded", Severity: SeverityInfo,
 		Message: "this CRD refuses the old object (see the notes); it was stored without validation, as if created under an earlier version of the CRD, so that the update shows ratcheting",
 		Span:    o.doc.Start(), Exact: true})
 }
@@ -446,7 +453,7 @@ func (ev *evaluation) now() time.Time {
 }
 
 func (ev *evaluation) noOld(o *object) {
-	ev.diag(Diagnostic{Source: o.src, Document: o.doc.Index, Item: o.item, Field: "metadata.name", Type: "NoOldObject", Severity: SeverityInfo,
+	ev.objectDiag(o, Diagnostic{Field: "metadata.name", Type: "NoOldObject", Severity: SeverityInfo,
 		Message: fmt.Sprintf("no old object %s %q: this one is created instead", o.crd.kind, o.res.Name),
 		Span:    o.doc.Locate("metadata.name").Span, Exact: true})
 }
