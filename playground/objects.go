@@ -177,7 +177,12 @@ func (ev *evaluation) parse(src Source, text string) []*object {
 		items, isList := m["items"].([]interface{})
 		apiVersion, _ := m["apiVersion"].(string)
 		kind, _ := m["kind"].(string)
-		if served, _, _ := ev.servedBy(apiVersion, kind); !isList || !strings.HasSuffix(kind, "List") || served != nil {
+		if isList && strings.HasSuffix(kind, "List") {
+			if c, _, _ := ev.servedBy(apiVersion, kind); c != nil {
+				isList = false // a served kind is sent as it is
+			}
+		}
+		if !isList {
 			ev.identify(o, m)
 			continue
 		}
