@@ -1,5 +1,5 @@
 // Command wasmratio reports how much slower the playground's evaluation runs as js/wasm than natively, phase by
-// phase (issue 4's target: at most 2.5x per phase). It is a report for `make bench`, never a test: it prints a
+// phase, beside a reference of at most 2.5x per phase. It is a report for `make bench`, never a test: it prints a
 // Markdown table with each ratio beside the target and fails only when a benchmark cannot run.
 //
 //	go run ./tools/wasmratio [-wasm-workspace build/wasm/go.work] [-out build/bench]
