@@ -1,7 +1,7 @@
-// Command enginewasm links the engine into a program the way the browser build will, so that `make bench` can
-// report the size of the engine's download before the real wasm/ bridge exists. It builds for any platform;
-// make bench builds it for js/wasm in the workspace written by tools/wasmws (the trimmed dependency graph the
-// browser will load).
+// Command enginewasm links the engine alone into a program the way the browser build does, so that `make bench`
+// can report the engine's share of the download apart from the bridge's (wasm/, which adds the playground and
+// its evaluator). It builds for any platform; make bench builds it for js/wasm in the workspace written by
+// tools/wasmws (the trimmed dependency graph the browser loads).
 //
 // It serves one GET request (the path in its first argument, default /version) and prints the response status,
 // which keeps the whole handler reachable for the linker and doubles as a smoke test under node:
