@@ -2,14 +2,14 @@ package engine_test
 
 import (
 	"context"
-	"net/url"
-
 	"fmt"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	"crdplay/engine"
 	"crdplay/internal/oraclecase"
@@ -23,9 +23,14 @@ const maxCaseOutput = 6000
 // TestOracleCases replays the cases recorded from the real
 // apiextensions-apiserver (testdata/oracle) against the engine in-process and
 // requires byte-identical normalised responses. Run one case with
-// go test ./engine -run TestOracleCases/basic-crontab.
+// go test ./engine -run TestOracleCases/basic-crontab. Whatever in the tree
+// no replay would read (a directory without crd.yaml, a file the runner does
+// not take for a step, an expected file no step writes) fails it too, so
+// that the cases cannot silently shrink.
 func TestOracleCases(t *testing.T) {
-	dirs, err := oraclecase.CaseDirs(filepath.Join("..", "testdata", "oracle"))
+	root := filepath.Join("..", "testdata", "oracle")
+	failOrphans(t, root)
+	dirs, err := oraclecase.CaseDirs(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,6 +60,18 @@ func TestOracleCases(t *testing.T) {
 		}
 	}
 	t.Logf("%d case(s), %d failed", ran, failed)
+}
+
+// failOrphans fails the test for every entry of the tree of cases under root that no replay reads.
+func failOrphans(t *testing.T, root string) {
+	t.Helper()
+	orphans, err := oraclecase.Orphans(filepath.Join(root, "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range orphans {
+		t.Error(o)
+	}
 }
 
 // joinCapped joins diffs until about limit bytes, then only names the

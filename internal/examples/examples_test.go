@@ -16,12 +16,27 @@ import (
 )
 
 // TestAll loads the gallery from the repository: every case directory under testdata/examples and
-// testdata/corpus has a valid example.yaml that agrees with its steps (Load checks that), and every
-// category has examples.
+// testdata/corpus has a valid example.yaml that agrees with its steps (Load checks that), every category has
+// examples, and nothing in either tree is left out of the gallery and its replay (a directory without
+// crd.yaml, a file that is no step, an expected file no step writes).
 func TestAll(t *testing.T) {
 	exs, err := examples.All()
 	if err != nil {
 		t.Fatal(err)
+	}
+	root, err := examples.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tree := range []string{"testdata/examples/*", "testdata/corpus/*/*"} {
+		// Besides the case files: the gallery's meta file, and a corpus CRD's provenance note.
+		orphans, err := oraclecase.OrphansFS(os.DirFS(root), tree, examples.MetaFile, "SOURCE")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range orphans {
+			t.Error(o)
+		}
 	}
 	perCategory := map[string]int{}
 	names := map[string]bool{}
