@@ -1,13 +1,19 @@
 package playground
 
 import (
-	"bytes"
+	"errors"
+	"fmt"
 	"net/http"
-	"net/url"
 	"time"
 
 	utilnet "k8s.io/apimachinery/pkg/util/net"
+
+	"crdplay/internal/inproc"
 )
+
+// handlerGrace is how long the engine may go on once the evaluation's context is done: it answers at once
+// (with an error Status), so one that does not is stuck, and the evaluation must not wait for it.
+const handlerGrace = 5 * time.Second
 
 // response is one answer of the engine.
 type response struct {
@@ -17,41 +23,34 @@ type response struct {
 	warnings []string
 }
 
-// do sends one request to the engine in-process, as net/http's server would hand it over, and records it in
-// the evaluation's trace when asked to.
+// do sends one request to the engine in-process (inproc: as over a real connection), and records it in the
+// evaluation's trace when asked to.
 func (ev *evaluation) do(method, path, contentType, accept string, body []byte) *response {
-	req, err := http.NewRequestWithContext(ev.ctx, method, "http://localhost"+path, bytes.NewReader(body))
+	header := http.Header{"User-Agent": {ev.s.userAgent}}
+	if contentType != "" {
+		header.Set("Content-Type", contentType)
+	}
+	if accept != "" {
+		header.Set("Accept", accept)
+	}
+	req, err := inproc.NewRequest(ev.ctx, method, path, header, body)
 	if err != nil {
 		// Only a malformed path or method, which the playground builds itself.
 		return &response{status: http.StatusBadRequest, body: []byte(err.Error())}
 	}
-	u, err := url.ParseRequestURI(path)
-	if err == nil {
-		req.URL = u
-	}
-	req.RequestURI = path
-	req.Host = "localhost"
-	req.RemoteAddr = "127.0.0.1:0"
-	req.ContentLength = int64(len(body))
-	if len(body) == 0 {
-		req.Body = http.NoBody
-	}
-	req.Header.Set("User-Agent", ev.s.userAgent)
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	if accept != "" {
-		req.Header.Set("Accept", accept)
-	}
-	w := &recorder{header: http.Header{}}
 	start := time.Now()
-	ev.st.handler.ServeHTTP(w, req)
+	resp, err := inproc.Serve(ev.st.handler, req, inproc.Options{Grace: handlerGrace})
 	ev.engineTime += time.Since(start)
-	if w.status == 0 {
-		w.status = http.StatusOK
+	if err != nil {
+		// A panic past the engine's own recovery (which answers 500), or a handler stuck past its context:
+		// a fault of ours, not an answer. Evaluate's recover reports it and starts over on a new engine.
+		if perr, ok := errors.AsType[*inproc.PanicError](err); ok {
+			err = fmt.Errorf("%w\n%s", err, perr.Stack)
+		}
+		panic(err)
 	}
-	r := &response{status: w.status, header: w.header, body: w.body.Bytes()}
-	if hs := w.header.Values("Warning"); len(hs) > 0 {
+	r := &response{status: resp.StatusCode, header: resp.Header, body: resp.Body}
+	if hs := resp.Header.Values("Warning"); len(hs) > 0 {
 		parsed, _ := utilnet.ParseWarningHeaders(hs)
 		for _, p := range parsed {
 			r.warnings = append(r.warnings, p.Text)
@@ -68,27 +67,3 @@ func (ev *evaluation) do(method, path, contentType, accept string, body []byte) 
 	}
 	return r
 }
-
-// recorder is the http.ResponseWriter the engine writes to. The engine's handler runs on the caller's
-// goroutine and returns when the response is complete (the playground never watches).
-type recorder struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-}
-
-func (w *recorder) Header() http.Header { return w.header }
-
-func (w *recorder) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-		w.header = w.header.Clone() // later changes are not sent, as with a real connection
-	}
-}
-
-func (w *recorder) Write(p []byte) (int, error) {
-	w.WriteHeader(http.StatusOK)
-	return w.body.Write(p)
-}
-
-func (w *recorder) Flush() {}
