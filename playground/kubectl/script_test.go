@@ -209,6 +209,13 @@ func TestScripts(t *testing.T) {
 	if err != nil || len(scripts) == 0 {
 		t.Fatalf("no scripts: %v", err)
 	}
+	orphans, err := scriptOrphans("testdata", *oracleDir != "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range orphans {
+		t.Error(o)
+	}
 	files := loadFiles(t)
 	for _, script := range scripts {
 		name := strings.TrimSuffix(filepath.Base(script), ".txt")
@@ -272,6 +279,55 @@ func TestScripts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// scriptOrphans names what under dir (the package's testdata) TestScripts would silently leave out: a golden
+// file without its script, a script without its golden file (unless recording, which writes it), any other
+// file among the scripts, and a file of files/ that no script names.
+func scriptOrphans(dir string, recording bool) ([]string, error) {
+	entries, err := os.ReadDir(filepath.Join(dir, "scripts"))
+	if err != nil {
+		return nil, err
+	}
+	has := map[string]bool{}
+	for _, e := range entries {
+		has[e.Name()] = true
+	}
+	var orphans []string
+	var scripts strings.Builder
+	for _, e := range entries {
+		name := e.Name()
+		p := filepath.Join(dir, "scripts", name)
+		stem, ext := strings.TrimSuffix(name, filepath.Ext(name)), filepath.Ext(name)
+		switch {
+		case e.IsDir():
+			orphans = append(orphans, p+": a directory among the scripts: nothing reads it")
+		case ext == ".golden" && !has[stem+".txt"]:
+			orphans = append(orphans, p+": a golden file without its script ("+stem+".txt), so nothing compares with it")
+		case ext == ".golden":
+		case ext == ".txt":
+			if !has[stem+".golden"] && !recording {
+				orphans = append(orphans, p+": a script without its golden file ("+stem+".golden): record it with -oracle")
+			}
+			text, err := os.ReadFile(p)
+			if err != nil {
+				return nil, err
+			}
+			scripts.Write(text)
+		default:
+			orphans = append(orphans, p+": neither a script (.txt) nor a golden file (.golden): nothing reads it")
+		}
+	}
+	files, err := os.ReadDir(filepath.Join(dir, "files"))
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range files {
+		if !strings.Contains(scripts.String(), e.Name()) {
+			orphans = append(orphans, filepath.Join(dir, "files", e.Name())+": no script names it, so no command reads it")
+		}
+	}
+	return orphans, nil
 }
 
 // outcomeDiffs describes how got differs from what kubectl did.
