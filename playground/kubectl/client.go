@@ -5,17 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"crdplay/internal/inproc"
 )
 
 // userAgent is the User-Agent real kubectl v1.37.2 sends from Linux. The API server derives the managedFields
@@ -74,15 +74,18 @@ type client struct {
 	h        http.Handler
 	log      *[]Exchange
 	warnings func(string)
-	// writer, when set, is the ResponseWriter of the next request (watches read the stream as it comes).
-	writer interface {
-		http.ResponseWriter
-		snapshot() (int, http.Header, []byte)
-	}
+	// stream, when set, reads the body of the next request as the handler writes it (watches).
+	stream func(p []byte) (more bool)
 }
 
+// handlerGrace is how long the handler may go on once the request's context is done. A watch ends when its
+// context does, and its response is what it streamed until then; the engine stops at once, so a handler
+// that does not is stuck.
+const handlerGrace = 5 * time.Second
+
 // do sends r and returns the response whatever its status; err is only for a request that could not be
-// made at all.
+// made or answered at all (a panic in the handler: in the browser, the Go program serves every later
+// request too, so it must not end).
 func (c *client) do(r request) (*response, error) {
 	u := r.path
 	q := ""
@@ -90,41 +93,25 @@ func (c *client) do(r request) (*response, error) {
 		q = encodeQuery(r.query)
 		u += "?" + q
 	}
-	var body io.Reader = http.NoBody
-	if r.body != nil {
-		body = bytes.NewReader(r.body)
-	}
-	req, err := http.NewRequestWithContext(c.ctx, r.method, "http://localhost"+u, body)
-	if err != nil {
-		return nil, err
-	}
-	req.RequestURI = u
-	req.RemoteAddr = "127.0.0.1:0"
-	req.Header.Set("User-Agent", userAgent)
+	header := http.Header{"User-Agent": {userAgent}}
 	hdrs := map[string]string{}
 	if r.accept != "" {
-		req.Header.Set("Accept", r.accept)
+		header.Set("Accept", r.accept)
 		hdrs["Accept"] = r.accept
 	}
 	if r.contentType != "" {
-		req.Header.Set("Content-Type", r.contentType)
+		header.Set("Content-Type", r.contentType)
 		hdrs["Content-Type"] = r.contentType
 	}
-	if r.body != nil {
-		req.ContentLength = int64(len(r.body))
-	}
-	var w interface {
-		http.ResponseWriter
-		snapshot() (int, http.Header, []byte)
-	} = &recorder{header: http.Header{}}
-	if c.writer != nil {
-		w = c.writer
-	}
-	if err := serveRecovering(c.h, w, req); err != nil {
+	req, err := inproc.NewRequest(c.ctx, r.method, u, header, r.body)
+	if err != nil {
 		return nil, err
 	}
-	status, header, respBody := w.snapshot()
-	resp := &response{status: status, header: header, body: respBody}
+	res, err := inproc.Serve(c.h, req, inproc.Options{Grace: handlerGrace, Stream: c.stream})
+	if err != nil {
+		return nil, fmt.Errorf("the API server: %w", err)
+	}
+	resp := &response{status: res.StatusCode, header: res.Header, body: res.Body}
 	ex := Exchange{
 		Method:         r.method,
 		Path:           r.path,
@@ -135,10 +122,10 @@ func (c *client) do(r request) (*response, error) {
 		ResponseBody:   string(resp.body),
 	}
 	rh := map[string]string{}
-	if ct := header.Get("Content-Type"); ct != "" {
+	if ct := resp.header.Get("Content-Type"); ct != "" {
 		rh["Content-Type"] = ct
 	}
-	if ws := header.Values("Warning"); len(ws) > 0 {
+	if ws := resp.header.Values("Warning"); len(ws) > 0 {
 		rh["Warning"] = strings.Join(ws, "\n")
 	}
 	if len(rh) > 0 {
@@ -146,24 +133,12 @@ func (c *client) do(r request) (*response, error) {
 	}
 	*c.log = append(*c.log, ex)
 	// client-go hands every warning of every response to kubectl's warning writer as it arrives.
-	for _, v := range header.Values("Warning") {
+	for _, v := range resp.header.Values("Warning") {
 		if msg, ok := parseWarning(v); ok && c.warnings != nil {
 			c.warnings(msg)
 		}
 	}
 	return resp, nil
-}
-
-// serveRecovering runs the handler, turning a panic into an error rather than ending the program (in the
-// browser, the Go program serves every later request too).
-func serveRecovering(h http.Handler, w http.ResponseWriter, req *http.Request) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("the API server panicked on %s %s: %v", req.Method, req.RequestURI, p)
-		}
-	}()
-	h.ServeHTTP(w, req)
-	return nil
 }
 
 // call sends r and converts a failed response into the error client-go returns for it.
@@ -260,89 +235,31 @@ type watchEvent struct {
 
 // watch runs a watch request and hands each event to stop as it arrives; the watch ends when stop returns
 // true, when the server ends it, or after wait. A watch never ends by itself, and the handler runs in this
-// process, so the stream is read as the handler writes it and the request's context is cancelled to end it.
+// process, so the stream is read as the handler writes it, one JSON object per line, and the request's
+// context is cancelled to end it. The response's body is the stream up to the write that held the last
+// event read.
 func (c *client) watch(r request, wait time.Duration, stop func(watchEvent) bool) (*response, error) {
 	ctx, cancel := context.WithTimeout(c.ctx, wait)
 	defer cancel()
-	w := &streamRecorder{recorder: recorder{header: http.Header{}}, cancel: cancel, stop: stop}
+	var pending []byte
 	cc := *c
 	cc.ctx = ctx
-	cc.writer = w
+	cc.stream = func(p []byte) bool {
+		pending = append(pending, p...)
+		for {
+			i := bytes.IndexByte(pending, '\n')
+			if i < 0 {
+				return true
+			}
+			line := pending[:i]
+			pending = pending[i+1:]
+			var ev watchEvent
+			if json.Unmarshal(line, &ev) == nil && stop(ev) {
+				// kubectl stops reading: what the handler writes from now on is dropped.
+				cancel()
+				return false
+			}
+		}
+	}
 	return cc.do(r)
-}
-
-// streamRecorder is a recorder that parses the watch events written to it, one JSON object per line.
-type streamRecorder struct {
-	recorder
-	mu      sync.Mutex
-	pending []byte
-	stopped bool
-	cancel  context.CancelFunc
-	stop    func(watchEvent) bool
-}
-
-func (w *streamRecorder) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.stopped {
-		// The handler may write once more before it sees the cancelled context: drop it, kubectl has
-		// stopped reading.
-		return len(p), nil
-	}
-	n, err := w.recorder.Write(p)
-	w.pending = append(w.pending, p...)
-	for {
-		i := bytes.IndexByte(w.pending, '\n')
-		if i < 0 {
-			break
-		}
-		line := w.pending[:i]
-		w.pending = w.pending[i+1:]
-		var ev watchEvent
-		if json.Unmarshal(line, &ev) == nil && w.stop(ev) {
-			w.stopped = true
-			w.cancel()
-			break
-		}
-	}
-	return n, err
-}
-
-// recorder is the http.ResponseWriter the handler writes to.
-type recorder struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-}
-
-func (w *recorder) Header() http.Header { return w.header }
-
-func (w *recorder) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-}
-
-func (w *recorder) Write(p []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.body.Write(p)
-}
-
-// Flush is a no-op: the response is read once it is complete.
-func (w *recorder) Flush() {}
-
-func (w *recorder) snapshot() (int, http.Header, []byte) {
-	status := w.status
-	if status == 0 {
-		status = http.StatusOK
-	}
-	return status, w.header, append([]byte(nil), w.body.Bytes()...)
-}
-
-func (w *streamRecorder) snapshot() (int, http.Header, []byte) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.recorder.snapshot()
 }
