@@ -63,11 +63,14 @@ func kubectlLDFlags() string {
 // on a freshly started oracle (the walk expects no CRDs). The oracle answers /apis only with --discovery-shim; a
 // standalone apiextensions-apiserver leaves it to kube-apiserver's aggregator.
 func TestKubectlWalk(t *testing.T) {
+	steps := readWalk(t)
+	for _, f := range walkOrphans(t, steps) {
+		t.Errorf("%s: no command of %s names it, so the walk never reads it", f, walkFile)
+	}
 	needSockets(t)
 	if testing.Short() {
 		t.Skip("builds kubectl")
 	}
-	steps := readWalk(t)
 	kubectl := buildKubectl(t)
 
 	if *recordOracle != "" {
@@ -165,6 +168,25 @@ func readWalk(t *testing.T) []string {
 		}
 	}
 	return steps
+}
+
+// walkOrphans returns the files beside walkFile that none of its steps names (kubectl runs in that directory,
+// so a step names a file by its base name).
+func walkOrphans(t *testing.T, steps []string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Dir(walkFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Join(steps, "\n")
+	var orphans []string
+	for _, e := range entries {
+		p := filepath.Join(filepath.Dir(walkFile), e.Name())
+		if p != filepath.Clean(walkFile) && p != filepath.Clean(oracleFile) && !strings.Contains(all, e.Name()) {
+			orphans = append(orphans, p)
+		}
+	}
+	return orphans
 }
 
 // readTranscript parses walk.oracle.txt back into steps.
