@@ -1,5 +1,8 @@
 // Types of crdplay's browser API, written by hand from wasm/main_js.go (the engine's bridge) and client.js (its
-// proxy in the page). Keep the three in step: a change of shape there is a change here.
+// proxy in the page). Keep the three in step: a change of shape there is a change here. The types of
+// crdplay.evaluate's input and result are checked against their Go types (playground/types.go) by
+// web/dts_test.go: each Go struct is an interface here, with the same JSON fields, optional where Go omits
+// them when empty.
 //
 // The same Crdplay interface is globalThis.crdplay in two places: in the worker that runs crdplay.wasm it is
 // the engine itself; in the page it is a CrdplayClient that forwards each call to that worker.
@@ -292,19 +295,15 @@ export interface CrdplaySchemaNode {
   nullable?: boolean;
   default?: unknown;
   enum?: unknown[];
-  validations?: {
-    minimum?: number; exclusiveMinimum?: boolean; maximum?: number; exclusiveMaximum?: boolean; multipleOf?: number;
-    minLength?: number; maxLength?: number; pattern?: string;
-    minItems?: number; maxItems?: number; uniqueItems?: boolean; minProperties?: number; maxProperties?: number;
-  };
-  rules?: { rule: string; message?: string; messageExpression?: string; reason?: string; fieldPath?: string; optionalOldSelf?: boolean }[];
+  validations?: CrdplaySchemaValidations;
+  rules?: CrdplaySchemaRule[];
   intOrString?: boolean;
   preserveUnknownFields?: boolean;
   embeddedResource?: boolean;
   listType?: string;
   listMapKeys?: string[];
   mapType?: string;
-  combinators?: { allOf?: number; anyOf?: number; oneOf?: number; not?: boolean };
+  combinators?: CrdplaySchemaCombinators;
   /** Where this node's schema is in the CRD text. */
   span?: CrdplaySpan;
   /** apiVersion, kind and metadata (ObjectMeta's fields) added where the schema leaves them out, as kubectl
@@ -315,6 +314,49 @@ export interface CrdplaySchemaNode {
   additionalProperties?: CrdplaySchemaNode;
 }
 
+/** A schema node's value validations, as the CRD's schema has them. */
+export interface CrdplaySchemaValidations {
+  minimum?: number;
+  exclusiveMinimum?: boolean;
+  maximum?: number;
+  exclusiveMaximum?: boolean;
+  multipleOf?: number;
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+  minItems?: number;
+  maxItems?: number;
+  uniqueItems?: boolean;
+  minProperties?: number;
+  maxProperties?: number;
+}
+
+/** An x-kubernetes-validations rule of a schema node. */
+export interface CrdplaySchemaRule {
+  rule: string;
+  message?: string;
+  messageExpression?: string;
+  reason?: string;
+  fieldPath?: string;
+  optionalOldSelf?: boolean;
+}
+
+/** How many allOf, anyOf and oneOf schemas a node has, and whether it has a not. */
+export interface CrdplaySchemaCombinators {
+  allOf?: number;
+  anyOf?: number;
+  oneOf?: number;
+  not?: boolean;
+}
+
+/** An additionalPrinterColumns entry. */
+export interface CrdplayPrinterColumn {
+  name: string;
+  type: string;
+  jsonPath: string;
+  priority?: number;
+}
+
 export interface CrdplayVersionInfo {
   name: string;
   served: boolean;
@@ -323,10 +365,20 @@ export interface CrdplayVersionInfo {
   deprecationWarning?: string;
   statusSubresource?: boolean;
   scaleSubresource?: boolean;
-  columns?: { name: string; type: string; jsonPath: string; priority?: number }[];
+  columns?: CrdplayPrinterColumn[];
   cel: CrdplayVersionCost;
   /** Absent without a schema, or when schemasOmitted. */
   schema?: CrdplaySchemaNode;
+}
+
+/** A CRD's status.acceptedNames. */
+export interface CrdplayNames {
+  plural: string;
+  singular?: string;
+  kind: string;
+  listKind?: string;
+  shortNames?: string[];
+  categories?: string[];
 }
 
 /** The API's answer to one CRD document. */
@@ -342,7 +394,7 @@ export interface CrdplayCRDResult {
   error?: any;
   warnings: string[];
   established: boolean;
-  acceptedNames?: { plural: string; singular?: string; kind: string; listKind?: string; shortNames?: string[]; categories?: string[] };
+  acceptedNames?: CrdplayNames;
   conditions?: CrdplayCondition[];
   group?: string;
   scope?: string;
@@ -384,6 +436,12 @@ export interface CrdplayVersionView {
   error?: string;
 }
 
+/** The CEL budget one object's validation used. */
+export interface CrdplayRuntimeCost {
+  used: number;
+  budget: number;
+}
+
 /** The API's answer for one object document. */
 export interface CrdplayObjectResult {
   source: CrdplaySource;
@@ -416,11 +474,28 @@ export interface CrdplayObjectResult {
   /** The object read in every served version. */
   versions: CrdplayVersionView[];
   /** CEL runtime cost used validating this object, when its version has rules. */
-  cel?: { used: number; budget: number };
+  cel?: CrdplayRuntimeCost;
   /** An old object this CRD refuses, stored without validation (as under an earlier CRD) to show ratcheting. */
   seeded?: boolean;
   /** Gone after a delete. */
   deleted?: boolean;
+}
+
+/** A column of a kubectl get table; wide: priority > 0, shown by -o wide only. */
+export interface CrdplayTableColumn {
+  name: string;
+  type: string;
+  format?: string;
+  description?: string;
+  priority: number;
+  wide: boolean;
+}
+
+/** One object's row: its cells in column order (strings, numbers, booleans or null). */
+export interface CrdplayTableRow {
+  namespace?: string;
+  name: string;
+  cells: unknown[];
 }
 
 /** kubectl get -A for one CRD, in its preferred version. */
@@ -429,12 +504,12 @@ export interface CrdplayTable {
   version: string;
   path: string;
   status: number;
-  /** wide: priority > 0, shown by -o wide only. */
-  columns: { name: string; type: string; format?: string; description?: string; priority: number; wide: boolean }[];
-  rows: { namespace?: string; name: string; cells: unknown[] }[];
+  columns: CrdplayTableColumn[];
+  rows: CrdplayTableRow[];
   error?: string;
 }
 
+/** One HTTP request of an evaluation (with trace) and the API's response. */
 export interface CrdplayExchange {
   method: string;
   path: string;
@@ -444,6 +519,21 @@ export interface CrdplayExchange {
   status: number;
   warnings: string[];
   body: string;
+}
+
+/** An evaluation's times, in milliseconds. */
+export interface CrdplayTimings {
+  total: number;
+  /** Installing the CRDs (0 when cached). */
+  crds: number;
+  /** The rest: the objects. */
+  objects: number;
+  /** The part of crds spent in the engine's handler (the rest is cost estimation and the explain trees). */
+  crdEngine: number;
+  /** The part of objects spent splitting and decoding the object texts. */
+  parse: number;
+  /** The part of objects spent in the engine's handler (the rest is placing the answers in the texts). */
+  objectEngine: number;
 }
 
 export interface CrdplayEvaluateResult {
@@ -459,8 +549,7 @@ export interface CrdplayEvaluateResult {
   diagnostics: CrdplayDiagnostic[];
   celLimits: CrdplayCELLimits;
   exchanges?: CrdplayExchange[];
-  /** Milliseconds. */
-  timings: { total: number; crds: number; objects: number };
+  timings: CrdplayTimings;
 }
 
 // ---------------------------------------------------------------------------------------------------------
