@@ -33,18 +33,15 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall/js"
 	"time"
@@ -56,6 +53,7 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/request"
 
 	"crdplay/engine"
+	"crdplay/internal/inproc"
 	"crdplay/playground"
 	"crdplay/playground/kubectl"
 )
@@ -71,11 +69,6 @@ const (
 	// stuckGrace is how long a handler may ignore its cancelled context before the Promise is rejected
 	// without waiting for it.
 	stuckGrace = 5 * time.Second
-
-	// host and remoteAddr are what the engine sees as the request's Host and client address: there is no
-	// connection, and the engine uses neither for anything the page can observe.
-	host       = "localhost"
-	remoteAddr = "127.0.0.1:0"
 )
 
 var (
@@ -135,7 +128,7 @@ func jsRequest(_ js.Value, args []js.Value) any {
 	if len(args) > 0 {
 		arg = args[0]
 	}
-	req, cancel, timeout, err := parseRequest(arg)
+	req, cancel, err := parseRequest(arg)
 	if errors.Is(err, errWatchNeedsTimeout) {
 		return js.Global().Get("Promise").Call("resolve", js.ValueOf(watchRefusal()))
 	}
@@ -144,7 +137,7 @@ func jsRequest(_ js.Value, args []js.Value) any {
 	}
 	return makePromise(func() (any, error) {
 		defer cancel()
-		return serve(req, timeout)
+		return serve(req)
 	})
 }
 
@@ -306,43 +299,39 @@ func stringMap(m map[string]string) map[string]any {
 }
 
 // parseRequest turns the page's request object into an *http.Request as net/http's server would hand it to
-// a handler, with a context that bounds it. It checks every field's type itself rather than trusting
-// js.Value's accessors, which panic on a wrong type.
-func parseRequest(v js.Value) (req *http.Request, cancel context.CancelFunc, timeout time.Duration, err error) {
+// a handler (inproc.NewRequest), with a context that bounds it. It checks every field's type itself rather
+// than trusting js.Value's accessors, which panic on a wrong type.
+func parseRequest(v js.Value) (req *http.Request, cancel context.CancelFunc, err error) {
 	if v.Type() != js.TypeObject {
-		return nil, nil, 0, fmt.Errorf("want an object {method, path, headers, body}, got %s", typeName(v))
+		return nil, nil, fmt.Errorf("want an object {method, path, headers, body}, got %s", typeName(v))
 	}
 	method := "GET"
 	if m := v.Get("method"); !m.IsUndefined() && !m.IsNull() {
 		if m.Type() != js.TypeString {
-			return nil, nil, 0, fmt.Errorf("method: want a string, got %s", typeName(m))
+			return nil, nil, fmt.Errorf("method: want a string, got %s", typeName(m))
 		}
 		// As fetch does for the standard methods; the engine matches them in upper case.
 		method = strings.ToUpper(m.String())
 	}
 	p := v.Get("path")
 	if p.Type() != js.TypeString {
-		return nil, nil, 0, fmt.Errorf("path: want a string such as \"/apis\", got %s", typeName(p))
+		return nil, nil, fmt.Errorf("path: want a string such as \"/apis\", got %s", typeName(p))
 	}
 	path := p.String()
 	if !strings.HasPrefix(path, "/") {
-		return nil, nil, 0, fmt.Errorf("path: want an absolute path starting with /, got %q", path)
-	}
-	u, err := url.ParseRequestURI(path)
-	if err != nil {
-		return nil, nil, 0, fmt.Errorf("path: %v", err)
+		return nil, nil, fmt.Errorf("path: want an absolute path starting with /, got %q", path)
 	}
 	var body []byte
 	if b := v.Get("body"); !b.IsUndefined() && !b.IsNull() {
 		if b.Type() != js.TypeString {
-			return nil, nil, 0, fmt.Errorf("body: want a string, got %s", typeName(b))
+			return nil, nil, fmt.Errorf("body: want a string, got %s", typeName(b))
 		}
 		body = []byte(b.String())
 	}
 	header := http.Header{}
 	if h := v.Get("headers"); !h.IsUndefined() && !h.IsNull() {
 		if h.Type() != js.TypeObject {
-			return nil, nil, 0, fmt.Errorf("headers: want an object of strings or string arrays, got %s", typeName(h))
+			return nil, nil, fmt.Errorf("headers: want an object of strings or string arrays, got %s", typeName(h))
 		}
 		keys := js.Global().Get("Object").Call("keys", h)
 		for i := 0; i < keys.Length(); i++ {
@@ -354,44 +343,34 @@ func parseRequest(v js.Value) (req *http.Request, cancel context.CancelFunc, tim
 			case js.Global().Get("Array").Call("isArray", val).Bool():
 				for j := 0; j < val.Length(); j++ {
 					if val.Index(j).Type() != js.TypeString {
-						return nil, nil, 0, fmt.Errorf("headers[%q][%d]: want a string, got %s", name, j, typeName(val.Index(j)))
+						return nil, nil, fmt.Errorf("headers[%q][%d]: want a string, got %s", name, j, typeName(val.Index(j)))
 					}
 					header.Add(name, val.Index(j).String())
 				}
 			default:
-				return nil, nil, 0, fmt.Errorf("headers[%q]: want a string or an array of strings, got %s", name, typeName(val))
+				return nil, nil, fmt.Errorf("headers[%q]: want a string or an array of strings, got %s", name, typeName(val))
 			}
 		}
 	}
 
-	// Build it as net/http's server would: origin-form URL, Host apart, a body that is never nil.
-	req, err = http.NewRequest(method, "http://"+host+path, bytes.NewReader(body))
+	req, err = inproc.NewRequest(context.Background(), method, path, header, body)
 	if err != nil {
-		return nil, nil, 0, err
-	}
-	req.URL = u
-	req.RequestURI = path
-	req.Host = host
-	req.RemoteAddr = remoteAddr
-	req.Header = header
-	req.ContentLength = int64(len(body))
-	if len(body) == 0 {
-		req.Body = http.NoBody
+		return nil, nil, err
 	}
 
 	// A watch streams until its client goes away, but a Promise settles once: serve a watch only for the
 	// time the caller asks for, and refuse one that would never end.
-	timeout = requestTimeout
+	timeout := requestTimeout
 	info, err := watchInfo.NewRequestInfo(req)
 	if err == nil && info.Verb == "watch" {
-		secs, _ := strconv.ParseInt(u.Query().Get("timeoutSeconds"), 10, 64)
+		secs, _ := strconv.ParseInt(req.URL.Query().Get("timeoutSeconds"), 10, 64)
 		if secs <= 0 {
-			return nil, nil, 0, errWatchNeedsTimeout
+			return nil, nil, errWatchNeedsTimeout
 		}
 		timeout = time.Duration(secs)*time.Second + watchGrace
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	return req.WithContext(ctx), cancel, timeout, nil
+	return req.WithContext(ctx), cancel, nil
 }
 
 // errWatchNeedsTimeout is answered as a 400 Status, not a rejection: the request is well formed, the API just
@@ -400,33 +379,31 @@ var errWatchNeedsTimeout = errors.New("watch requests need timeoutSeconds: a wat
 	"disconnects, but crdplay.request returns one whole response, so add e.g. &timeoutSeconds=5 to collect " +
 	"the events of 5 seconds")
 
-// serve runs the engine on req and returns the response object. It runs on its own goroutine (see makePromise).
-func serve(req *http.Request, timeout time.Duration) (any, error) {
-	w := newRecorder()
-	done := make(chan error, 1)
-	go func() {
-		defer func() {
-			if p := recover(); p != nil {
-				done <- &bridgeError{msg: fmt.Sprintf("engine panicked on %s %s: %v", req.Method, req.RequestURI, p), stack: string(debug.Stack())}
-			}
-		}()
-		(*handler.Load()).ServeHTTP(w, req)
-		done <- nil
-	}()
-	// A timer that is stopped, not time.After: a pending Go timer keeps a JavaScript timeout armed, which in
-	// node keeps the process alive for minutes after the last request.
-	stuck := time.NewTimer(timeout + stuckGrace)
-	defer stuck.Stop()
-	select {
-	case perr := <-done:
-		if perr != nil {
-			return nil, perr
-		}
-	case <-stuck.C:
-		// The engine ignored its cancelled context. Its goroutine may still write to w, so w is not read.
-		return nil, &bridgeError{msg: fmt.Sprintf("%s %s: no response after %v", req.Method, req.RequestURI, timeout)}
+// serve runs the engine on req and returns the response object, {status, headers, body}. A header with one
+// value is a string, one with several (Warning, typically) an array, in the order the engine added them.
+// It runs on its own goroutine (see makePromise); the engine runs on another, so that a handler that ignores
+// its cancelled context for stuckGrace rejects the Promise instead of holding it.
+func serve(req *http.Request) (any, error) {
+	resp, err := inproc.Serve(*handler.Load(), req, inproc.Options{Grace: stuckGrace})
+	if perr, ok := errors.AsType[*inproc.PanicError](err); ok {
+		return nil, &bridgeError{msg: "engine: " + perr.Error(), stack: string(perr.Stack)}
 	}
-	return w.result(), nil
+	if err != nil {
+		return nil, err
+	}
+	headers := map[string]any{}
+	for k, vs := range resp.Header {
+		if len(vs) == 1 {
+			headers[k] = vs[0]
+			continue
+		}
+		arr := make([]any, len(vs))
+		for i, v := range vs {
+			arr[i] = v
+		}
+		headers[k] = arr
+	}
+	return map[string]any{"status": resp.StatusCode, "headers": headers, "body": string(resp.Body)}, nil
 }
 
 // watchRefusal is the response to a watch without timeoutSeconds.
@@ -439,76 +416,6 @@ func watchRefusal() any {
 		"headers": map[string]any{"Content-Type": "application/json"},
 		"body":    string(body),
 	}
-}
-
-// recorder is the http.ResponseWriter the engine writes to: httptest.ResponseRecorder's behaviour (headers
-// frozen at the first write, Content-Type sniffed when unset), without importing a test package into the
-// program. It implements http.Flusher because the watch stream flushes after each event.
-type recorder struct {
-	mu     sync.Mutex // a stuck handler may still write after serve gave up on it
-	header http.Header
-	sent   http.Header // header as it was at WriteHeader
-	status int
-	body   bytes.Buffer
-}
-
-func newRecorder() *recorder { return &recorder{header: http.Header{}} }
-
-func (w *recorder) Header() http.Header { return w.header }
-
-func (w *recorder) WriteHeader(code int) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.writeHeader(code, nil)
-}
-
-func (w *recorder) writeHeader(code int, firstBytes []byte) {
-	if w.sent != nil {
-		return
-	}
-	if code < 100 || code > 999 {
-		panic(fmt.Sprintf("invalid WriteHeader code %v", code))
-	}
-	w.status = code
-	w.sent = w.header.Clone()
-	if w.sent.Get("Content-Type") == "" && len(firstBytes) > 0 {
-		w.sent.Set("Content-Type", http.DetectContentType(firstBytes))
-	}
-}
-
-func (w *recorder) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.writeHeader(http.StatusOK, p)
-	return w.body.Write(p)
-}
-
-// Flush does nothing: the whole body is returned at the end.
-func (w *recorder) Flush() {}
-
-// result is the response object: {status, headers, body}. A header with one value is a string, one with
-// several (Warning, typically) an array, in the order the engine added them.
-func (w *recorder) result() map[string]any {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.sent == nil {
-		w.writeHeader(http.StatusOK, nil)
-	}
-	// The body is returned whole, so a chunked transfer (the watch sets it) no longer describes it.
-	w.sent.Del("Transfer-Encoding")
-	headers := map[string]any{}
-	for k, vs := range w.sent {
-		if len(vs) == 1 {
-			headers[k] = vs[0]
-			continue
-		}
-		arr := make([]any, len(vs))
-		for i, v := range vs {
-			arr[i] = v
-		}
-		headers[k] = arr
-	}
-	return map[string]any{"status": w.status, "headers": headers, "body": w.body.String()}
 }
 
 // jsWebhook is the engine's WebhookCaller: it hands each ConversionReview to the page's function.
@@ -626,13 +533,18 @@ func rejected(e *bridgeError) js.Value {
 
 // readKubernetesVersion asks the engine for its /version, as a client would.
 func readKubernetesVersion() string {
-	req, _ := http.NewRequest("GET", "/version", http.NoBody)
-	w := newRecorder()
-	(*handler.Load()).ServeHTTP(w, req)
+	req, err := inproc.NewRequest(context.Background(), "GET", "/version", nil, nil)
+	if err != nil {
+		return ""
+	}
+	resp, err := inproc.Serve(*handler.Load(), req, inproc.Options{})
+	if err != nil {
+		return ""
+	}
 	var v struct {
 		GitVersion string `json:"gitVersion"`
 	}
-	_ = json.Unmarshal(w.body.Bytes(), &v)
+	_ = json.Unmarshal(resp.Body, &v)
 	return v.GitVersion
 }
 

@@ -27,11 +27,11 @@ import (
 	"net/url"
 	"path"
 	"slices"
-	"strings"
 	"syscall/js"
 	"testing/fstest"
 	"time"
 
+	"crdplay/internal/inproc"
 	"crdplay/internal/oraclecase"
 )
 
@@ -170,18 +170,8 @@ func (b bridge) RoundTrip(req *http.Request) (*http.Response, error) {
 			header.Add(k, val.Index(j).String())
 		}
 	}
-	body := v.Get("body").String()
-	return &http.Response{
-		Status:        fmt.Sprintf("%d %s", status, http.StatusText(status)),
-		StatusCode:    status,
-		Proto:         "HTTP/1.1",
-		ProtoMajor:    1,
-		ProtoMinor:    1,
-		Header:        header,
-		Body:          io.NopCloser(strings.NewReader(body)),
-		ContentLength: int64(len(body)),
-		Request:       req,
-	}, nil
+	resp := &inproc.Response{StatusCode: status, Header: header, Body: []byte(v.Get("body").String())}
+	return resp.HTTP(req), nil
 }
 
 // await waits for a Promise on this program's main goroutine, never on a JavaScript callback, so the event
