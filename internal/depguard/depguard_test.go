@@ -32,7 +32,8 @@ var shippedBans = []ban{
 	{"crdplay/server", "server/ hosts the engine natively; nothing the browser runs may depend on it", false},
 	{"crdplay/web", "web/ is the UI that talks to the bridge; the Go it loads must not depend on it", false},
 	{"crdplay/tools", "tools/ are build helpers, not product code", false},
-	{"crdplay/internal", "test and build-time support (the oracle case runner, the example gallery that tools/webbuild turns into examples.json): the browser runs no cases and reads no testdata", false},
+	{"crdplay/internal/oraclecase", "the oracle case runner is test code; the browser tests load it as a wasm of its own (wasm/oraclerunner)", false},
+	{"crdplay/internal/examples", "the gallery is read at build time (tools/webbuild writes examples.json); the browser reads no testdata", false},
 }
 
 // portableBans apply to the engine and the playground, which are portable Go: server/ and the native tests
