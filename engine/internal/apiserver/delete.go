@@ -7,24 +7,19 @@ import (
 	"net/http"
 	"strconv"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/apiserver/pkg/warning"
 
+	"crdplay/engine/internal/crds"
 	"crdplay/engine/storage"
 )
-
-type fieldErrorList = field.ErrorList
-
-func fieldInvalid(path string, value interface{}, msg string) *field.Error {
-	return field.Invalid(field.NewPath(path), value, msg)
-}
 
 // deleteOptions reads DeleteOptions from the body (JSON or YAML; at most maxBytes, as every body) or the query.
 func deleteOptions(r *http.Request, maxBytes int64) (*metav1.DeleteOptions, error) {
@@ -50,99 +45,19 @@ func deleteOptions(r *http.Request, maxBytes int64) (*metav1.DeleteOptions, erro
 	return opts, nil
 }
 
-func (r *crRequest) delete() (reply, error) {
-	ctx := ctxWithNamespace(r.req.Context(), r.info.Namespace)
-	opts, err := deleteOptions(r.req, r.s.cfg.MaxRequestBytes)
-	if err != nil {
-		return reply{}, err
+// checkPreconditions checks a delete's preconditions against the object's uid and resourceVersion, as the
+// generic store does.
+func checkPreconditions(gr schema.GroupResource, name string, uid types.UID, rv string, p *metav1.Preconditions) error {
+	if p == nil {
+		return nil
 	}
-	out, deleted, err := r.deleteOne(ctx, r.info.Name, opts)
-	if err != nil {
-		return reply{}, err
+	if p.UID != nil && *p.UID != uid {
+		return apierrors.NewConflict(gr, name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, uid))
 	}
-	code := http.StatusOK
-	if deleted {
-		return reply{code: code, obj: &metav1.Status{
-			TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
-			Status:   metav1.StatusSuccess,
-			Details: &metav1.StatusDetails{
-				Name: out.GetName(), Group: r.gr().Group, Kind: r.gr().Resource, UID: out.GetUID(),
-			},
-		}}, nil
+	if p.ResourceVersion != nil && *p.ResourceVersion != rv {
+		return apierrors.NewConflict(gr, name, fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, rv))
 	}
-	return reply{code: code, obj: out}, nil
-}
-
-// deleteOne deletes an object, or, while it has finalizers, marks it as being deleted. deleted reports which.
-func (r *crRequest) deleteOne(ctx context.Context, name string, opts *metav1.DeleteOptions) (*unstructured.Unstructured, bool, error) {
-	key := r.key(r.info.Namespace, name)
-	dryRun := len(opts.DryRun) > 0
-	for {
-		o, err := r.s.cfg.Storage.Get(ctx, key)
-		if err != nil {
-			if errors.Is(err, storage.ErrNotFound) {
-				return nil, false, apierrors.NewNotFound(r.gr(), name)
-			}
-			return nil, false, storageUnavailable(err)
-		}
-		existing, err := r.decodeStored(o)
-		if err != nil {
-			return nil, false, apierrors.NewInternalError(corrupt(key[len(keyPrefix):], o.Revision, err))
-		}
-		if p := opts.Preconditions; p != nil {
-			if p.UID != nil && *p.UID != existing.GetUID() {
-				return nil, false, apierrors.NewConflict(r.gr(), name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, existing.GetUID()))
-			}
-			if p.ResourceVersion != nil && *p.ResourceVersion != existing.GetResourceVersion() {
-				return nil, false, apierrors.NewConflict(r.gr(), name, fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, existing.GetResourceVersion()))
-			}
-		}
-		finalizers := gcFinalizers(existing.GetFinalizers(), opts)
-		if len(finalizers) == 0 {
-			if dryRun {
-				return existing, true, nil
-			}
-			if _, err := r.s.cfg.Storage.Delete(ctx, key, o.Revision); err != nil {
-				if errors.Is(err, storage.ErrConflict) {
-					continue
-				}
-				if errors.Is(err, storage.ErrNotFound) {
-					return nil, false, apierrors.NewNotFound(r.gr(), name)
-				}
-				return nil, false, storageUnavailable(err)
-			}
-			return existing, true, nil
-		}
-		// Marking for deletion is an update: generation bumps once, the timestamp is set once.
-		updated := existing.DeepCopy()
-		updated.SetFinalizers(finalizers)
-		if updated.GetDeletionTimestamp() == nil {
-			if updated.GetGeneration() > 0 {
-				updated.SetGeneration(updated.GetGeneration() + 1)
-			}
-			now := metav1.NewTime(r.s.now())
-			updated.SetDeletionTimestamp(&now)
-			zero := int64(0)
-			updated.SetDeletionGracePeriodSeconds(&zero)
-		}
-		data, err := r.encodeForStorage(updated)
-		if err != nil {
-			return nil, false, apierrors.NewInternalError(err)
-		}
-		if dryRun {
-			out, err := r.storedResult(data, o.Revision)
-			return out, false, err
-		}
-		rev, err := r.s.cfg.Storage.Update(ctx, key, data, o.Revision)
-		if errors.Is(err, storage.ErrConflict) {
-			continue
-		}
-		if err != nil {
-			return nil, false, storageUnavailable(err)
-		}
-		out, err := r.storedResult(data, rev)
-		return out, false, err
-	}
+	return nil
 }
 
 // gcFinalizers applies the propagation policy to the finalizers, as the registry does for garbage collection.
@@ -187,6 +102,111 @@ func gcFinalizers(current []string, opts *metav1.DeleteOptions) []string {
 	return out
 }
 
+func (r *crRequest) delete() (reply, error) {
+	ctx := ctxWithNamespace(r.req.Context(), r.info.Namespace)
+	opts, err := deleteOptions(r.req, r.s.cfg.MaxRequestBytes)
+	if err != nil {
+		return reply{}, err
+	}
+	out, deleted, err := r.deleteOne(ctx, r.info.Name, opts)
+	if err != nil {
+		return reply{}, err
+	}
+	code := http.StatusOK
+	if deleted {
+		return reply{code: code, obj: &metav1.Status{
+			TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+			Status:   metav1.StatusSuccess,
+			Details: &metav1.StatusDetails{
+				Name: out.GetName(), Group: r.gr().Group, Kind: r.gr().Resource, UID: out.GetUID(),
+			},
+		}}, nil
+	}
+	return reply{code: code, obj: out}, nil
+}
+
+// errRetry is a write that lost a race with another: the delete starts again from a fresh read.
+var errRetry = errors.New("conflict: retry")
+
+// deleteOne deletes an object, or, while it has finalizers, marks it as being deleted. deleted reports which.
+func (r *crRequest) deleteOne(ctx context.Context, name string, opts *metav1.DeleteOptions) (*unstructured.Unstructured, bool, error) {
+	key := r.key(r.info.Namespace, name)
+	dryRun := len(opts.DryRun) > 0
+	for {
+		o, existing, err := r.read(ctx, key, name)
+		if err != nil {
+			return nil, false, err
+		}
+		if err := checkPreconditions(r.gr(), name, existing.GetUID(), existing.GetResourceVersion(), opts.Preconditions); err != nil {
+			return nil, false, err
+		}
+		finalizers := gcFinalizers(existing.GetFinalizers(), opts)
+		if len(finalizers) == 0 {
+			err := r.remove(ctx, key, name, o.Revision, dryRun)
+			if err == errRetry {
+				continue
+			}
+			if err != nil {
+				return nil, false, err
+			}
+			return existing, true, nil
+		}
+		out, err := r.markDeleting(ctx, key, o, existing, finalizers, dryRun)
+		if err == errRetry {
+			continue
+		}
+		return out, false, err
+	}
+}
+
+// remove deletes the object stored at key at revision rev (nothing in a dry run).
+func (r *crRequest) remove(ctx context.Context, key, name string, rev int64, dryRun bool) error {
+	if dryRun {
+		return nil
+	}
+	if _, err := r.s.cfg.Storage.Delete(ctx, key, rev); err != nil {
+		if errors.Is(err, storage.ErrConflict) {
+			return errRetry
+		}
+		if errors.Is(err, storage.ErrNotFound) {
+			return apierrors.NewNotFound(r.gr(), name)
+		}
+		return storageUnavailable(err)
+	}
+	return nil
+}
+
+// markDeleting marks the object o read at key as being deleted, with finalizers left to run. Marking is an
+// update: the generation bumps once, the timestamp is set once.
+func (r *crRequest) markDeleting(ctx context.Context, key string, o storage.Object, existing *unstructured.Unstructured, finalizers []string, dryRun bool) (*unstructured.Unstructured, error) {
+	updated := existing.DeepCopy()
+	updated.SetFinalizers(finalizers)
+	if updated.GetDeletionTimestamp() == nil {
+		if updated.GetGeneration() > 0 {
+			updated.SetGeneration(updated.GetGeneration() + 1)
+		}
+		now := metav1.NewTime(r.s.now())
+		updated.SetDeletionTimestamp(&now)
+		zero := int64(0)
+		updated.SetDeletionGracePeriodSeconds(&zero)
+	}
+	data, err := r.encodeForStorage(updated)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	if dryRun {
+		return r.storedResult(data, o.Revision)
+	}
+	rev, err := r.s.cfg.Storage.Update(ctx, key, data, o.Revision)
+	if errors.Is(err, storage.ErrConflict) {
+		return nil, errRetry
+	}
+	if err != nil {
+		return nil, storageUnavailable(err)
+	}
+	return r.storedResult(data, rev)
+}
+
 // deleteCollection is the registry's DeleteCollection: list what the options select, delete each object (or mark
 // it, while it has finalizers), and answer with the list as it was before the deletions.
 func (r *crRequest) deleteCollection() (reply, error) {
@@ -203,41 +223,112 @@ func (r *crRequest) deleteCollection() (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	list := &unstructured.UnstructuredList{Object: map[string]interface{}{}}
-	list.SetGroupVersionKind(r.vi.listKind)
-	list.SetResourceVersion(strconv.FormatInt(page.rev, 10))
-	list.SetContinue(page.cont)
-	list.SetRemainingItemCount(page.remaining)
 	for _, o := range page.items {
-		u := o.(*unstructured.Unstructured)
-		if _, _, err := r.deleteOne(ctx, u.GetName(), opts); err != nil && !apierrors.IsNotFound(err) {
+		if _, _, err := r.deleteOne(ctx, o.(*unstructured.Unstructured).GetName(), opts); err != nil && !apierrors.IsNotFound(err) {
 			return reply{}, err
 		}
-		list.Items = append(list.Items, *u)
 	}
-	return reply{code: http.StatusOK, obj: list}, nil
+	return reply{code: http.StatusOK, obj: r.listOf(page)}, nil
 }
 
-// dedupOwnerReferences removes owner references repeated with the same uid, warning about it.
-func dedupOwnerReferences(ctx context.Context, obj *unstructured.Unstructured) {
-	refs := obj.GetOwnerReferences()
-	if len(refs) < 2 {
-		return
+func (r *crdRequest) delete() (reply, error) {
+	ctx := r.req.Context()
+	opts, err := deleteOptions(r.req, r.s.cfg.MaxRequestBytes)
+	if err != nil {
+		return reply{}, err
 	}
-	seen := map[string]bool{}
-	var out []metav1.OwnerReference
-	var dups []string
-	for _, ref := range refs {
-		if seen[string(ref.UID)] {
-			dups = append(dups, string(ref.UID))
-			continue
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	live, err := r.s.readCRD(ctx, r.info.Name)
+	if err != nil {
+		return reply{}, err
+	}
+	if p := opts.Preconditions; p != nil && p.UID != nil && *p.UID != live.UID {
+		return reply{}, apierrors.NewConflict(crdGR, live.Name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, live.UID))
+	}
+	next := live.DeepCopy()
+	if !crds.PrepareForDelete(next, metav1.NewTime(r.s.now())) {
+		// Already being deleted: the generic store only returns the object, applying DeleteOptions' garbage
+		// collection finalizers.
+		next.Finalizers = gcFinalizers(next.Finalizers, opts)
+	}
+	if len(opts.DryRun) > 0 {
+		return reply{code: http.StatusOK, obj: next}, nil
+	}
+	out, err := r.s.writeCRD(ctx, next, live)
+	if err != nil {
+		return reply{}, err
+	}
+	r.s.runControllers(ctx)
+	return reply{code: http.StatusOK, obj: out}, nil
+}
+
+// deleteCollection is the generic registry's DeleteCollection, which for CRDs does not go through the CRD
+// registry's Delete (the generic store calls its own): a selected CRD without finalizers is removed at once,
+// without the customresourcecleanup finalizer, so its objects are not deleted and reappear if a CRD of that name
+// comes back. The answer is the list as it was before the deletions.
+func (r *crdRequest) deleteCollection() (reply, error) {
+	ctx := r.req.Context()
+	opts, err := deleteOptions(r.req, r.s.cfg.MaxRequestBytes)
+	if err != nil {
+		return reply{}, err
+	}
+	lopts, err := r.listOptions()
+	if err != nil {
+		return reply{}, err
+	}
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	page, err := r.s.listState(ctx, lopts, crdListSource(lopts))
+	if err != nil {
+		return reply{}, err
+	}
+	dryRun := len(opts.DryRun) > 0
+	for _, o := range page.items {
+		if err := r.s.deleteCRDGeneric(ctx, o.(*apiextensionsv1.CustomResourceDefinition), opts, dryRun); err != nil && !apierrors.IsNotFound(err) {
+			return reply{}, err
 		}
-		seen[string(ref.UID)] = true
-		out = append(out, ref)
 	}
-	if len(dups) == 0 {
-		return
+	if !dryRun {
+		r.s.runControllers(ctx)
 	}
-	obj.SetOwnerReferences(out)
-	warning.AddWarning(ctx, "", fmt.Sprintf(".metadata.ownerReferences contains duplicate entries; API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: %v", dups))
+	return reply{code: http.StatusOK, obj: crdList(page)}, nil
+}
+
+// deleteCRDGeneric deletes a CRD as the generic store does: at once without finalizers, otherwise by marking it
+// (deletionTimestamp and the garbage collector's finalizers the options ask for).
+func (s *Server) deleteCRDGeneric(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, opts *metav1.DeleteOptions, dryRun bool) error {
+	if err := checkPreconditions(crdGR, crd.Name, crd.UID, crd.ResourceVersion, opts.Preconditions); err != nil {
+		return err
+	}
+	next := crd.DeepCopy()
+	next.Finalizers = gcFinalizers(next.Finalizers, opts)
+	if len(next.Finalizers) == 0 {
+		if dryRun {
+			return nil
+		}
+		rev, _ := strconv.ParseInt(crd.ResourceVersion, 10, 64)
+		if _, err := s.cfg.Storage.Delete(ctx, crdKey(crd.Name), rev); err != nil {
+			if errors.Is(err, storage.ErrNotFound) {
+				return apierrors.NewNotFound(crdGR, crd.Name)
+			}
+			return storageUnavailable(err)
+		}
+		s.infos.Delete(crd.Name)
+		return nil
+	}
+	if next.DeletionTimestamp == nil {
+		now := metav1.NewTime(s.now())
+		next.DeletionTimestamp = &now
+		zero := int64(0)
+		next.DeletionGracePeriodSeconds = &zero
+		if next.Generation > 0 {
+			next.Generation++
+		}
+	}
+	if dryRun {
+		return nil
+	}
+	_, err := s.writeCRD(ctx, next, crd)
+	return err
 }

@@ -44,35 +44,28 @@ func (s *Server) serveNonResource(w http.ResponseWriter, req *http.Request, rec 
 		s.writeAggregated(w, req, rec)
 	case len(parts) == 1 && parts[0] == "apis":
 		groups, err := s.groupList(req)
-		if err != nil {
-			s.fail(w, req, rec, storageUnavailable(err))
-			return
-		}
-		s.write(w, req, rec, reply{code: http.StatusOK, raw: groups}, mt)
+		writeDiscovery(s, w, req, rec, groups, err)
 	case len(parts) == 2 && parts[0] == "apis":
 		g, err := s.groupDiscovery(req, parts[1])
-		if err != nil {
-			s.fail(w, req, rec, storageUnavailable(err))
-			return
-		}
-		if g == nil {
-			s.notFound(w, req, rec)
-			return
-		}
-		s.write(w, req, rec, reply{code: http.StatusOK, raw: g}, mt)
+		writeDiscovery(s, w, req, rec, g, err)
 	case len(parts) == 3 && parts[0] == "apis":
 		l, err := s.versionDiscovery(req, parts[1], parts[2])
-		if err != nil {
-			s.fail(w, req, rec, storageUnavailable(err))
-			return
-		}
-		if l == nil {
-			s.notFound(w, req, rec)
-			return
-		}
-		s.write(w, req, rec, reply{code: http.StatusOK, raw: l}, mt)
+		writeDiscovery(s, w, req, rec, l, err)
 	default:
 		s.notFound(w, req, rec)
+	}
+}
+
+// writeDiscovery answers with a discovery document: a 404 when there is none, the error of a failed storage
+// read.
+func writeDiscovery[T any](s *Server, w http.ResponseWriter, req *http.Request, rec *warnings, doc *T, err error) {
+	switch {
+	case err != nil:
+		s.fail(w, req, rec, storageUnavailable(err))
+	case doc == nil:
+		s.notFound(w, req, rec)
+	default:
+		s.write(w, req, rec, reply{code: http.StatusOK, raw: doc}, negotiation.MediaTypeOptions{})
 	}
 }
 
@@ -99,6 +92,9 @@ func splitPath(p string) []string {
 	}
 	return strings.Split(p, "/")
 }
+
+// compareKubeAware orders versions as Kubernetes does (v1 > v1beta2 > v1beta1 > v1alpha1 > other names).
+func compareKubeAware(a, b string) int { return version.CompareKubeAwareVersionStrings(a, b) }
 
 // storageVersionHash is the opaque hash clients use to notice storage version changes.
 func storageVersionHash(group, version, kind string) string {

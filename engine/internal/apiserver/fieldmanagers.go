@@ -1,12 +1,44 @@
 package apiserver
 
 import (
+	"fmt"
+	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 
 	"crdplay/engine/internal/crds"
 )
+
+// managerOrUserAgent names the field manager of a write: the fieldManager option, or the client's user agent
+// up to its first '/', made printable and capped at 128 bytes.
+func managerOrUserAgent(manager, userAgent string) string {
+	if manager != "" {
+		return manager
+	}
+	return prefixFromUserAgent(userAgent)
+}
+
+func prefixFromUserAgent(u string) string {
+	m := strings.Split(u, "/")[0]
+	buf := []rune{}
+	for _, r := range m {
+		if unicode.IsPrint(r) {
+			buf = append(buf, r)
+		} else {
+			buf = append(buf, utf8.RuneError)
+		}
+	}
+	s := string(buf)
+	for len(s) > 128 {
+		_, size := utf8.DecodeLastRuneInString(s)
+		s = s[:len(s)-size]
+	}
+	return s
+}
 
 // crdFieldManagers returns the field managers of the CRD endpoint and its /status. They are built on first
 // use rather than at package initialisation: building them (the CRD's OpenAPI models turned into a
@@ -22,3 +54,23 @@ var crdFieldManagers = sync.OnceValue(func() (fms struct {
 	}
 	return fms
 })
+
+// crdFieldManager is the field manager of the CRD endpoint, or of its /status.
+func crdFieldManager(status bool) *managedfields.FieldManager {
+	if status {
+		return crdFieldManagers().status
+	}
+	return crdFieldManagers().main
+}
+
+// trackManagedFields records a write by manager in the CRD's managedFields.
+func trackManagedFields(fm *managedfields.FieldManager, live, obj *apiextensionsv1.CustomResourceDefinition, manager string) (*apiextensionsv1.CustomResourceDefinition, error) {
+	if crdFieldManagers().err != nil {
+		return nil, crdFieldManagers().err
+	}
+	out, ok := fm.UpdateNoErrors(live, obj, manager).(*apiextensionsv1.CustomResourceDefinition)
+	if !ok {
+		return nil, fmt.Errorf("field manager returned an unexpected object")
+	}
+	return out, nil
+}

@@ -4,16 +4,78 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"strconv"
 	"strings"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
+	listvalidation "k8s.io/apimachinery/pkg/apis/meta/internalversion/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	apistorage "k8s.io/apiserver/pkg/storage"
 
 	"crdplay/engine/storage"
 )
+
+// listOptions parses and checks a list or watch query as the list handler does: with the WatchList feature on,
+// as in v1.37, a watch from resourceVersion "" or "0" becomes a watch that sends the initial events; field
+// selectors go through the resource's field label conversion; the object a URL names (name) becomes a
+// metadata.name selector.
+func listOptions(req *http.Request, name string, convert fields.TransformFunc) (*metainternalversion.ListOptions, error) {
+	opts := &metainternalversion.ListOptions{}
+	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(req.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	metainternalversion.SetListOptionsDefaults(opts, true)
+	if errs := listvalidation.ValidateListOptions(opts, true); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "ListOptions"}, "", errs)
+	}
+	if opts.FieldSelector != nil {
+		fs, err := opts.FieldSelector.Transform(convert)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		opts.FieldSelector = fs
+	}
+	if err := selectName(opts, name); err != nil {
+		return nil, err
+	}
+	return opts, nil
+}
+
+// selectName restricts a list or watch whose URL names an object to that object, as a metadata.name selector.
+func selectName(opts *metainternalversion.ListOptions, name string) error {
+	if name == "" {
+		return nil
+	}
+	if opts.FieldSelector != nil && !opts.FieldSelector.Empty() {
+		if selected, ok := opts.FieldSelector.RequiresExactMatch("metadata.name"); !ok || selected != name {
+			return apierrors.NewBadRequest("fieldSelector metadata.name doesn't match requested name")
+		}
+		return nil
+	}
+	opts.FieldSelector = fields.OneTermEqualSelector("metadata.name", name)
+	return nil
+}
+
+// selection is the selection the list options make of objects whose attributes attrs gives.
+func selection(opts *metainternalversion.ListOptions, attrs apistorage.AttrFunc) apistorage.SelectionPredicate {
+	pred := apistorage.SelectionPredicate{Label: labels.Everything(), Field: fields.Everything(), GetAttrs: attrs}
+	if opts.LabelSelector != nil {
+		pred.Label = opts.LabelSelector
+	}
+	if opts.FieldSelector != nil {
+		pred.Field = opts.FieldSelector
+	}
+	return pred
+}
 
 // listSource is what a list needs of a resource.
 type listSource struct {
@@ -144,4 +206,141 @@ func listError(err error, paging bool, continueKey, prefix string) error {
 		return apierrors.NewResourceExpired("The resourceVersion for the provided list is too old.")
 	}
 	return storageUnavailable(err)
+}
+
+// listCorrupt is the error a list gets when some of its objects cannot be decoded: one cause per object (at
+// most 100), the first error in the message, as etcd3's store aggregates them.
+func listCorrupt(gr schema.GroupResource, errs []error) error {
+	const maxCauses = 100
+	var causes []metav1.StatusCause
+	for i, err := range errs {
+		if i == maxCauses {
+			causes = append(causes, metav1.StatusCause{Type: metav1.CauseTypeTooMany, Message: "too many errors, the list is truncated"})
+			break
+		}
+		var se *apistorage.StorageError
+		if errors.As(err, &se) {
+			causes = append(causes, metav1.StatusCause{Type: metav1.CauseTypeUnexpectedServerResponse, Field: se.Key, Message: err.Error()})
+		}
+	}
+	msg := fmt.Sprintf("failed to read one or more %s from the storage: %v", gr.String(), errs[0])
+	if len(errs) > 1 {
+		msg = fmt.Sprintf("%s (and %d more)", msg, len(errs)-1)
+	}
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status:  metav1.StatusFailure,
+		Code:    http.StatusInternalServerError,
+		Reason:  metav1.StatusReasonStoreReadError,
+		Message: msg,
+		Details: &metav1.StatusDetails{Group: gr.Group, Kind: gr.Resource, Name: "list", Causes: causes},
+	}}
+}
+
+// listOptions reads the list or watch query of a custom resource request, whose field labels the CRD's
+// selectable fields and version convert.
+func (r *crRequest) listOptions() (*metainternalversion.ListOptions, error) {
+	return listOptions(r.req, r.info.Name, func(label, value string) (string, string, error) {
+		return r.ci.safeConverter.ConvertFieldLabel(r.vi.kind, label, value)
+	})
+}
+
+func (r *crRequest) list() (reply, error) {
+	opts, err := r.listOptions()
+	if err != nil {
+		return reply{}, err
+	}
+	if opts.Watch {
+		r.watch()
+		return reply{}, errHandled
+	}
+	page, err := r.s.listState(r.req.Context(), opts, r.listSource(opts))
+	if err != nil {
+		return reply{}, err
+	}
+	return reply{code: http.StatusOK, obj: r.listOf(page)}, nil
+}
+
+// listSource reads the collection of the request's namespace (all namespaces for a cluster-wide list) in the
+// request version, selected by opts.
+func (r *crRequest) listSource(opts *metainternalversion.ListOptions) listSource {
+	pred := selection(opts, r.vi.strategy.Attrs)
+	return listSource{
+		prefix:  r.collectionPrefix(r.info.Namespace),
+		decode:  func(o storage.Object) (runtime.Object, error) { return r.decodeStored(o) },
+		matches: pred.Matches,
+		corrupt: func(errs []error) error { return listCorrupt(r.gr(), errs) },
+	}
+}
+
+// listOf is a page of custom resources as a list of the request's kind.
+func (r *crRequest) listOf(page listPage) *unstructured.UnstructuredList {
+	list := &unstructured.UnstructuredList{Object: map[string]interface{}{}}
+	list.SetGroupVersionKind(r.vi.listKind)
+	list.SetResourceVersion(strconv.FormatInt(page.rev, 10))
+	list.SetContinue(page.cont)
+	list.SetRemainingItemCount(page.remaining)
+	for _, o := range page.items {
+		list.Items = append(list.Items, *o.(*unstructured.Unstructured))
+	}
+	return list
+}
+
+// listOptions reads the list or watch query of CRDs, which select on labels and on metadata.name (and
+// metadata.namespace, which a cluster-scoped object does not have).
+func (r *crdRequest) listOptions() (*metainternalversion.ListOptions, error) {
+	return listOptions(r.req, r.info.Name, runtime.DefaultMetaV1FieldSelectorConversion)
+}
+
+func (r *crdRequest) list() (reply, error) {
+	opts, err := r.listOptions()
+	if err != nil {
+		return reply{}, err
+	}
+	if opts.Watch || r.info.Verb == "watch" {
+		r.s.serveWatch(r.w, r.req, r.rec, opts, r.watchSource(opts))
+		return reply{}, errHandled
+	}
+	page, err := r.s.listState(r.req.Context(), opts, crdListSource(opts))
+	if err != nil {
+		return reply{}, err
+	}
+	return reply{code: http.StatusOK, obj: crdList(page)}, nil
+}
+
+// crdAttrs are the registry's attributes of a CRD: its labels, and metadata.name (no namespace field: CRDs are
+// cluster-scoped).
+func crdAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
+	crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition)
+	if !ok {
+		return nil, nil, fmt.Errorf("not a CustomResourceDefinition: %T", obj)
+	}
+	return crd.Labels, fields.Set{"metadata.name": crd.Name}, nil
+}
+
+// crdListSource reads the CRDs selected by opts.
+func crdListSource(opts *metainternalversion.ListOptions) listSource {
+	pred := selection(opts, crdAttrs)
+	return listSource{
+		prefix:  crdPrefix,
+		decode:  func(o storage.Object) (runtime.Object, error) { return decodeCRD(o) },
+		matches: pred.Matches,
+		corrupt: func(errs []error) error { return listCorrupt(crdGR, errs) },
+	}
+}
+
+// crdList is a page of CRDs as a CustomResourceDefinitionList.
+func crdList(page listPage) *apiextensionsv1.CustomResourceDefinitionList {
+	list := &apiextensionsv1.CustomResourceDefinitionList{}
+	list.APIVersion, list.Kind = crdGVK.GroupVersion().String(), "CustomResourceDefinitionList"
+	list.ResourceVersion = strconv.FormatInt(page.rev, 10)
+	list.Continue = page.cont
+	list.RemainingItemCount = page.remaining
+	list.Items = []apiextensionsv1.CustomResourceDefinition{}
+	for _, o := range page.items {
+		// The items of a typed list carry no apiVersion and kind: only the list is stamped when encoded.
+		crd := *o.(*apiextensionsv1.CustomResourceDefinition)
+		crd.TypeMeta = metav1.TypeMeta{}
+		list.Items = append(list.Items, crd)
+	}
+	return list
 }

@@ -4,14 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"mime"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -24,91 +24,60 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
 	"k8s.io/apiserver/pkg/registry/rest"
 	kjson "sigs.k8s.io/json"
+
+	"crdplay/engine/internal/crds"
 )
 
 // maxJSONPatchOperations is kube-apiserver's cap on the operations of one JSON patch.
 const maxJSONPatchOperations = 10000
 
-var patchTypes = []string{string(types.JSONPatchType), string(types.MergePatchType), string(types.ApplyYAMLPatchType)}
+// The patch types an endpoint takes, in the order its 415 lists them. Custom resources (and their /status and
+// /scale) take those of apiextensions-apiserver's CR handler; CRDs, a built-in type of the server, also take
+// strategic merge patches.
+var (
+	crPatchTypes  = []string{string(types.JSONPatchType), string(types.MergePatchType), string(types.ApplyYAMLPatchType)}
+	crdPatchTypes = []string{string(types.JSONPatchType), string(types.MergePatchType), string(types.StrategicMergePatchType), string(types.ApplyYAMLPatchType)}
+)
 
-type jsonPatchOp struct {
-	Op    string      `json:"op"`
-	Path  string      `json:"path"`
-	From  string      `json:"from"`
-	Value interface{} `json:"value"`
+// patchRequest is a PATCH as its handler has read it before any patch mechanism runs.
+type patchRequest struct {
+	pt   types.PatchType
+	body []byte
+	opts *metav1.PatchOptions
 }
 
-func (r *crRequest) patch(strategy updateStrategy, fm *managedfields.FieldManager) (reply, error) {
-	ctx := r.req.Context()
-	ct, _, _ := mime.ParseMediaType(r.req.Header.Get("Content-Type"))
-	patchType := types.PatchType(ct)
-	switch patchType {
-	case types.JSONPatchType, types.MergePatchType, types.ApplyYAMLPatchType:
-	default:
-		return reply{}, negotiation.NewUnsupportedMediaTypeError(patchTypes)
+// readPatch reads every PATCH, of a CRD or a custom resource, in the order of upstream's PatchResource
+// handler: the patch type from Content-Type (one of supported, or 415), the body, the PatchOptions of the query,
+// and whether the patch is JSON at all (YAML for apply).
+func readPatch(req *http.Request, maxBytes int64, supported []string) (patchRequest, error) {
+	pt := patchType(req.Header.Get("Content-Type"))
+	if !slices.Contains(supported, string(pt)) {
+		return patchRequest{}, negotiation.NewUnsupportedMediaTypeError(supported)
 	}
-	body, err := readBody(r.req, r.s.cfg.MaxRequestBytes)
+	body, err := readBody(req, maxBytes)
 	if err != nil {
-		return reply{}, err
+		return patchRequest{}, err
 	}
 	opts := &metav1.PatchOptions{}
-	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(r.req.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
-		return reply{}, apierrors.NewBadRequest(err.Error())
+	if err := queryOptions(req, opts, "PatchOptions", func() field.ErrorList { return metav1validation.ValidatePatchOptions(opts, pt) }); err != nil {
+		return patchRequest{}, err
 	}
-	if errs := metav1validation.ValidatePatchOptions(opts, patchType); len(errs) > 0 {
-		return reply{}, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "PatchOptions"}, "", errs)
+	if body, err = validatePatchBytes(body, pt); err != nil {
+		return patchRequest{}, err
 	}
-	if body, err = validatePatchBytes(body, patchType); err != nil {
-		return reply{}, err
-	}
-	directive := fieldValidation(opts.FieldValidation)
-	manager := managerOrUserAgent(opts.FieldManager, r.req.UserAgent())
-	dryRun := len(opts.DryRun) > 0
-
-	mutate := func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-		var out *unstructured.Unstructured
-		var err error
-		if patchType == types.ApplyYAMLPatchType {
-			out, err = r.applyPatch(ctx, live, body, opts, directive, fm)
-		} else {
-			out, err = r.jsonPatch(ctx, live, body, patchType, directive, fm, manager)
-		}
-		if err != nil {
-			return nil, err
-		}
-		if err := rest.EnsureObjectNamespaceMatchesRequestNamespace(r.info.Namespace, out); err != nil {
-			return nil, err
-		}
-		if err := checkName(out, r.info.Name, r.info.Namespace); err != nil {
-			return nil, err
-		}
-		return out, nil
-	}
-	if patchType == types.ApplyYAMLPatchType {
-		if _, err := r.getObject(ctx, r.info.Namespace, r.info.Name); apierrors.IsNotFound(err) {
-			if r.terminating {
-				return reply{}, errTerminatingCreate(r.gr(), r.info.Name)
-			}
-			live := &unstructured.Unstructured{}
-			live.SetGroupVersionKind(r.vi.kind)
-			obj, err := mutate(live)
-			if err != nil {
-				return reply{}, err
-			}
-			rest.WipeObjectMetaSystemFields(obj)
-			out, err := r.store(ctxWithNamespace(ctx, r.info.Namespace), obj, dryRun)
-			if err != nil {
-				return reply{}, err
-			}
-			return reply{code: http.StatusCreated, obj: out}, nil
-		}
-	}
-	out, _, err := r.guaranteedUpdate(ctx, strategy, dryRun, mutate)
-	if err != nil {
-		return reply{}, err
-	}
-	return reply{code: http.StatusOK, obj: out}, nil
+	return patchRequest{pt: pt, body: body, opts: opts}, nil
 }
+
+// patchType is the patch type a Content-Type names, read as the PATCH handler reads it: what comes before the
+// first ';' (a charset), exactly as sent, neither trimmed nor lower-cased.
+func patchType(contentType string) types.PatchType {
+	if i := strings.Index(contentType, ";"); i > 0 {
+		contentType = contentType[:i]
+	}
+	return types.PatchType(contentType)
+}
+
+func (p patchRequest) dryRun() bool { return len(p.opts.DryRun) > 0 }
 
 // validatePatchBytes checks that a patch is JSON at all (YAML for apply patches), as the PATCH handler's
 // validateAndTranscodePatch does before anything else; the patch mechanisms report other problems. The body
@@ -124,6 +93,13 @@ func validatePatchBytes(body []byte, pt types.PatchType) ([]byte, error) {
 		return nil, apierrors.NewBadRequest("invalid JSON patch")
 	}
 	return body, nil
+}
+
+type jsonPatchOp struct {
+	Op    string      `json:"op"`
+	Path  string      `json:"path"`
+	From  string      `json:"from"`
+	Value interface{} `json:"value"`
 }
 
 // upstreamJSONPatchOpType is how encoding/json names upstream's []jsonPatchOp (in package handlers) in its
@@ -175,6 +151,68 @@ func applyJSPatch(current, patch []byte, pt types.PatchType, directive string) (
 		return patched, strictErrs, err
 	}
 	return nil, nil, fmt.Errorf("%v: unimplemented patch type", pt)
+}
+
+func (r *crRequest) patch(strategy updateStrategy, fm *managedfields.FieldManager) (reply, error) {
+	ctx := r.req.Context()
+	p, err := readPatch(r.req, r.s.cfg.MaxRequestBytes, crPatchTypes)
+	if err != nil {
+		return reply{}, err
+	}
+	mutate := func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		return r.patched(ctx, live, p, fm)
+	}
+	if p.pt == types.ApplyYAMLPatchType {
+		if _, err := r.getObject(ctx, r.info.Namespace, r.info.Name); apierrors.IsNotFound(err) {
+			return r.applyCreate(ctx, mutate, p.dryRun())
+		}
+	}
+	out, _, err := r.guaranteedUpdate(ctx, strategy, p.dryRun(), mutate)
+	if err != nil {
+		return reply{}, err
+	}
+	return reply{code: http.StatusOK, obj: out}, nil
+}
+
+// patched is the object live becomes under the request's patch, checked against the URL.
+func (r *crRequest) patched(ctx context.Context, live *unstructured.Unstructured, p patchRequest, fm *managedfields.FieldManager) (*unstructured.Unstructured, error) {
+	directive := fieldValidation(p.opts.FieldValidation)
+	var out *unstructured.Unstructured
+	var err error
+	if p.pt == types.ApplyYAMLPatchType {
+		out, err = r.applyPatch(ctx, live, p.body, p.opts, directive, fm)
+	} else {
+		out, err = r.jsonPatch(ctx, live, p.body, p.pt, directive, fm, managerOrUserAgent(p.opts.FieldManager, r.req.UserAgent()))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := rest.EnsureObjectNamespaceMatchesRequestNamespace(r.info.Namespace, out); err != nil {
+		return nil, err
+	}
+	if err := checkName(out, r.info.Name, r.info.Namespace); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// applyCreate is server-side apply of a missing object, which creates it (not while the CRD is being deleted).
+func (r *crRequest) applyCreate(ctx context.Context, mutate func(live *unstructured.Unstructured) (*unstructured.Unstructured, error), dryRun bool) (reply, error) {
+	if r.terminating {
+		return reply{}, errTerminatingCreate(r.gr(), r.info.Name)
+	}
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(r.vi.kind)
+	obj, err := mutate(live)
+	if err != nil {
+		return reply{}, err
+	}
+	rest.WipeObjectMetaSystemFields(obj)
+	out, err := r.store(ctxWithNamespace(ctx, r.info.Namespace), obj, dryRun)
+	if err != nil {
+		return reply{}, err
+	}
+	return reply{code: http.StatusCreated, obj: out}, nil
 }
 
 // jsonPatch applies a JSON or merge patch to the live object's JSON in the request version and decodes the
@@ -244,4 +282,97 @@ func (r *crRequest) applyPatch(ctx context.Context, live *unstructured.Unstructu
 		return nil, fmt.Errorf("unexpected %T from apply", obj)
 	}
 	return u, nil
+}
+
+func (r *crdRequest) patch() (reply, error) {
+	ctx := r.req.Context()
+	p, err := readPatch(r.req, r.s.cfg.MaxRequestBytes, crdPatchTypes)
+	if err != nil {
+		return reply{}, err
+	}
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	if p.pt == types.ApplyYAMLPatchType {
+		return r.apply(ctx, p.body, p.opts)
+	}
+	out, err := r.updateWith(ctx, r.info.Subresource == "status", p.dryRun(), managerOrUserAgent(p.opts.FieldManager, r.req.UserAgent()), func(live *apiextensionsv1.CustomResourceDefinition) (*apiextensionsv1.CustomResourceDefinition, error) {
+		return r.warn(crdPatched(live, p))
+	})
+	if err != nil {
+		return reply{}, err
+	}
+	if !p.dryRun() {
+		r.s.runControllers(ctx)
+	}
+	return reply{code: http.StatusOK, obj: out}, nil
+}
+
+// crdPatched is the CRD live becomes under a JSON, merge or strategic merge patch, with the patch's warnings.
+func crdPatched(live *apiextensionsv1.CustomResourceDefinition, p patchRequest) (*apiextensionsv1.CustomResourceDefinition, []string, error) {
+	if p.pt == types.StrategicMergePatchType {
+		// CRDs are a built-in type of the server, so unlike custom resources they take strategic merge
+		// patches, with the patch meta of their Go type.
+		return crds.StrategicMergePatch(live, p.body, p.opts.FieldValidation)
+	}
+	cur, err := json.Marshal(live)
+	if err != nil {
+		return nil, nil, err
+	}
+	directive := fieldValidation(p.opts.FieldValidation)
+	patched, strictErrs, err := applyJSPatch(cur, p.body, p.pt, directive)
+	if err != nil {
+		return nil, nil, err
+	}
+	return crds.DecodePatched(patched, strictErrs, directive)
+}
+
+// apply is server-side apply of a CRD (the caller holds the server's lock): an update of the stored CRD, or
+// the creation of a missing one, as the PATCH handler's applyPatcher with the CRD registry's forceAllowCreate;
+// /status never creates.
+func (r *crdRequest) apply(ctx context.Context, body []byte, opts *metav1.PatchOptions) (reply, error) {
+	status := r.info.Subresource == "status"
+	fm := crdFieldManager(status)
+	if crdFieldManagers().err != nil {
+		return reply{}, apierrors.NewInternalError(crdFieldManagers().err)
+	}
+	force := opts.Force != nil && *opts.Force
+	dryRun := len(opts.DryRun) > 0
+	applyTo := func(live *apiextensionsv1.CustomResourceDefinition) (*apiextensionsv1.CustomResourceDefinition, error) {
+		return r.warn(crds.Apply(fm, live, body, opts.FieldManager, force, opts.FieldValidation))
+	}
+	if _, err := r.s.readCRD(ctx, r.info.Name); apierrors.IsNotFound(err) && !status {
+		return r.applyCreate(ctx, applyTo, dryRun)
+	}
+	out, err := r.updateWith(ctx, status, dryRun, "", applyTo)
+	if err != nil {
+		return reply{}, err
+	}
+	if !dryRun {
+		r.s.runControllers(ctx)
+	}
+	return reply{code: http.StatusOK, obj: out}, nil
+}
+
+// applyCreate is server-side apply of a missing CRD, which creates it.
+func (r *crdRequest) applyCreate(ctx context.Context, applyTo func(live *apiextensionsv1.CustomResourceDefinition) (*apiextensionsv1.CustomResourceDefinition, error), dryRun bool) (reply, error) {
+	crd, err := applyTo(&apiextensionsv1.CustomResourceDefinition{})
+	if err != nil {
+		return reply{}, err
+	}
+	if crd.UID != "" {
+		return reply{}, apierrors.NewConflict(crdGR, r.info.Name, fmt.Errorf("uid mismatch: the provided object specified uid %s, and no existing object was found", crd.UID))
+	}
+	if crd.Name != r.info.Name {
+		return reply{}, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", crd.Name, r.info.Name))
+	}
+	crd.CreationTimestamp = metav1.Time{}
+	crd.DeletionTimestamp, crd.DeletionGracePeriodSeconds, crd.SelfLink, crd.Namespace = nil, nil, "", ""
+	out, err := r.s.createCRD(ctx, crd, dryRun)
+	if err != nil {
+		return reply{}, err
+	}
+	if !dryRun {
+		r.s.runControllers(ctx)
+	}
+	return reply{code: http.StatusCreated, obj: out}, nil
 }

@@ -150,6 +150,9 @@ type reply struct {
 	raw interface{}
 }
 
+// errHandled means the response was already written (watch streams).
+var errHandled = errors.New("handled")
+
 // transform turns a result into what the Accept header asked for (Table, PartialObjectMetadata).
 func transform(ctx context.Context, req *http.Request, mt negotiation.MediaTypeOptions, obj runtime.Object, table rest.TableConvertor, kindGV schema.GroupVersion, conv runtime.ObjectConvertor) (runtime.Object, error) {
 	if _, ok := obj.(*metav1.Status); ok {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"mime"
 	"net/http"
 	"strings"
 	"sync"
@@ -20,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/managedfields"
-	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
 )
 
 // scaleCodecs decode autoscaling/v1 Scale bodies. Built on first use, not at the browser engine's start-up.
@@ -90,34 +88,51 @@ func (r *crRequest) serveScale() (reply, error) {
 	return reply{}, apierrors.NewMethodNotSupported(r.gr(), r.info.Verb)
 }
 
+// scaleWrite is what a PUT or PATCH of /scale carries: the body (a Scale, or a patch of one, of type pt), and
+// the manager and dry-run of its options.
+type scaleWrite struct {
+	body    []byte
+	pt      types.PatchType // "" for PUT
+	manager string
+	dryRun  bool
+}
+
+// readScaleWrite reads a PUT of /scale as the update handler does, or a PATCH as every PATCH is read.
+func (r *crRequest) readScaleWrite() (scaleWrite, error) {
+	if r.info.Verb == "patch" {
+		p, err := readPatch(r.req, r.s.cfg.MaxRequestBytes, crPatchTypes)
+		if err != nil {
+			return scaleWrite{}, err
+		}
+		return scaleWrite{body: p.body, pt: p.pt, manager: managerOrUserAgent(p.opts.FieldManager, r.req.UserAgent()), dryRun: p.dryRun()}, nil
+	}
+	if _, err := inputFormat(r.req, bodyMediaTypes); err != nil {
+		return scaleWrite{}, err
+	}
+	body, err := readBody(r.req, r.s.cfg.MaxRequestBytes)
+	if err != nil {
+		return scaleWrite{}, err
+	}
+	opts, err := updateOptions(r.req)
+	if err != nil {
+		return scaleWrite{}, err
+	}
+	return scaleWrite{body: body, manager: managerOrUserAgent(opts.FieldManager, r.req.UserAgent()), dryRun: len(opts.DryRun) > 0}, nil
+}
+
 // updateScale runs PUT and PATCH on /scale: the request changes a Scale view of the object, and the new
 // replicas are written back into the object, which then goes through the main strategy.
 func (r *crRequest) updateScale() (reply, error) {
 	ctx := r.req.Context()
-	var patchType types.PatchType
-	if r.info.Verb == "patch" {
-		ct, _, _ := mime.ParseMediaType(r.req.Header.Get("Content-Type"))
-		patchType = types.PatchType(ct)
-		if patchType != types.JSONPatchType && patchType != types.MergePatchType && patchType != types.ApplyYAMLPatchType {
-			return reply{}, negotiation.NewUnsupportedMediaTypeError(patchTypes)
-		}
-	} else if _, err := inputFormat(r.req, []string{"application/json", "application/yaml"}); err != nil {
-		return reply{}, err
-	}
-	body, err := readBody(r.req, r.s.cfg.MaxRequestBytes)
+	sw, err := r.readScaleWrite()
 	if err != nil {
 		return reply{}, err
 	}
-	opts, err := updateOptions(r.req)
-	if err != nil {
-		return reply{}, err
-	}
-	manager := managerOrUserAgent(opts.FieldManager, r.req.UserAgent())
 	sc := r.vi.subresources.Scale
 	gv := r.vi.kind.GroupVersion()
 	mappings := r.ci.replicasPaths
 
-	out, _, err := r.guaranteedUpdate(ctx, r.vi.strategy, len(opts.DryRun) > 0, func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	out, _, err := r.guaranteedUpdate(ctx, r.vi.strategy, sw.dryRun, func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 		handler := managedfields.NewScaleHandler(live.GetManagedFields(), gv, mappings)
 		oldScale, found, err := r.scaleOf(live)
 		if err != nil {
@@ -129,7 +144,7 @@ func (r *crRequest) updateScale() (reply, error) {
 		if oldScale.ManagedFields, err = handler.ToSubresource(); err != nil {
 			return nil, err
 		}
-		newScale, err := r.scaleFromRequest(ctx, oldScale, body, patchType)
+		newScale, err := r.scaleFromRequest(ctx, oldScale, sw.body, sw.pt)
 		if err != nil {
 			return nil, err
 		}
@@ -137,7 +152,7 @@ func (r *crRequest) updateScale() (reply, error) {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", newScale.Name, r.info.Name))
 		}
 		if r.vi.scaleFM != nil {
-			if s, ok := r.vi.scaleFM.UpdateNoErrors(oldScale, newScale, manager).(*autoscalingv1.Scale); ok {
+			if s, ok := r.vi.scaleFM.UpdateNoErrors(oldScale, newScale, sw.manager).(*autoscalingv1.Scale); ok {
 				newScale = s
 			}
 		}

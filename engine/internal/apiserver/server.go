@@ -1,6 +1,3 @@
-// Package apiserver is the engine's REST layer: it routes Kubernetes API requests for CustomResourceDefinitions
-// and custom resources, runs each through the same phases kube-apiserver does (decode, coerce, default, admit,
-// validate, convert, store) and answers with upstream's bodies and status codes.
 package apiserver
 
 import (
@@ -22,6 +19,7 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/warning"
 
+	"crdplay/engine/internal/conversion"
 	"crdplay/engine/storage"
 )
 
@@ -33,9 +31,8 @@ type Config struct {
 	MaxRequestBytes int64
 }
 
-// keyPrefix is where objects live in storage: the standalone apiextensions-apiserver's etcd prefix, so that
-// storage errors name the same keys as the recorded ones.
-const keyPrefix = "/registry/apiextensions.kubernetes.io"
+// WebhookFunc carries a ConversionReview to a webhook; see conversion.WebhookFunc.
+type WebhookFunc = conversion.WebhookFunc
 
 // Server serves the API.
 type Server struct {

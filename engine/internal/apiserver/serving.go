@@ -20,7 +20,9 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"crdplay/engine/internal/conversion"
 	"crdplay/engine/internal/crstrategy"
+	"crdplay/engine/internal/openapi"
 )
 
 // crdInfo is what the server builds once per CRD (by uid and resourceVersion) to serve its resources, as
@@ -54,6 +56,25 @@ type versionInfo struct {
 
 var metadataDescriptions = metav1.ObjectMeta{}.SwaggerDoc()
 
+// servingInfo returns the cached serving state of a CRD, rebuilding it when the CRD changed.
+func (s *Server) servingInfo(crd *apiextensionsv1.CustomResourceDefinition) (*crdInfo, error) {
+	if v, ok := s.infos.Load(crd.Name); ok {
+		ci := v.(*crdInfo)
+		if ci.crd.UID == crd.UID && ci.crd.ResourceVersion == crd.ResourceVersion {
+			return ci, nil
+		}
+	}
+	ci, err := newCRDInfo(crd, s.cfg.Webhook)
+	if err != nil {
+		return nil, err
+	}
+	s.infos.Store(crd.Name, ci)
+	return ci, nil
+}
+
+// newCRDInfo builds the serving state of a CRD in the steps of getOrCreateServingInfoFor: the schemas of every
+// version, the converter (call reaches a conversion webhook), the type converter of managed fields, the field
+// paths of the subresources, then the serving state of each served or stored version.
 func newCRDInfo(crd *apiextensionsv1.CustomResourceDefinition, call WebhookFunc) (*crdInfo, error) {
 	storageVersion, err := apihelpers.GetCRDStorageVersion(crd)
 	if err != nil {
@@ -63,53 +84,82 @@ func newCRDInfo(crd *apiextensionsv1.CustomResourceDefinition, call WebhookFunc)
 		crd:            crd,
 		gk:             schema.GroupKind{Group: crd.Spec.Group, Kind: crd.Status.AcceptedNames.Kind},
 		storageVersion: storageVersion,
-		structural:     map[string]*structuralschema.Structural{},
 		versions:       map[string]*versionInfo{},
 	}
+	internalSchemas, structural, err := versionSchemas(crd)
+	if err != nil {
+		return nil, err
+	}
+	info.structural = structural
+	if info.safeConverter, _, err = conversion.NewConverter(crd, call); err != nil {
+		return nil, err
+	}
+	typeConverter, err := openapi.TypeConverter(crd)
+	if err != nil {
+		return nil, err
+	}
+	var statusReset map[fieldpath.APIVersion]*fieldpath.Set
+	if info.replicasPaths, statusReset, err = subresourcePaths(crd); err != nil {
+		return nil, err
+	}
+	for _, v := range crd.Spec.Versions {
+		if !v.Storage && !v.Served {
+			continue
+		}
+		vi, err := info.newVersionInfo(v, internalSchemas[v.Name], typeConverter, statusReset)
+		if err != nil {
+			return nil, err
+		}
+		info.versions[v.Name] = vi
+	}
+	return info, nil
+}
+
+// versionSchemas reads the schema of every version that has one: in the internal form the validators take, and
+// as the structural schema that pruning, defaulting and coercion use (with its defaults pruned, unless the CRD
+// preserves unknown fields).
+func versionSchemas(crd *apiextensionsv1.CustomResourceDefinition) (map[string]*apiextensionsinternal.CustomResourceValidation, map[string]*structuralschema.Structural, error) {
 	internalSchemas := map[string]*apiextensionsinternal.CustomResourceValidation{}
+	structural := map[string]*structuralschema.Structural{}
 	for _, v := range crd.Spec.Versions {
 		val, err := apihelpers.GetSchemaForVersion(crd, v.Name)
-		if err != nil || val == nil {
-			if err != nil {
-				return nil, fmt.Errorf("the server could not properly serve the CR schema")
-			}
+		if err != nil {
+			return nil, nil, fmt.Errorf("the server could not properly serve the CR schema")
+		}
+		if val == nil {
 			continue
 		}
 		internal := &apiextensionsinternal.CustomResourceValidation{}
 		if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(val, internal, nil); err != nil {
-			return nil, fmt.Errorf("failed converting CRD validation to internal version: %v", err)
+			return nil, nil, fmt.Errorf("failed converting CRD validation to internal version: %v", err)
 		}
 		internalSchemas[v.Name] = internal
 		s, err := structuralschema.NewStructural(internal.OpenAPIV3Schema)
 		if !crd.Spec.PreserveUnknownFields && err != nil {
-			return nil, fmt.Errorf("the server could not properly serve the CR schema")
+			return nil, nil, fmt.Errorf("the server could not properly serve the CR schema")
 		}
 		if !crd.Spec.PreserveUnknownFields {
 			s = s.DeepCopy()
 			if err := structuraldefaulting.PruneDefaults(s); err != nil {
-				return nil, fmt.Errorf("the server could not properly serve the CR schema")
+				return nil, nil, fmt.Errorf("the server could not properly serve the CR schema")
 			}
 		}
-		info.structural[v.Name] = s
+		structural[v.Name] = s
 	}
+	return internalSchemas, structural, nil
+}
 
-	safe, _, err := newConverter(crd, call)
-	if err != nil {
-		return nil, err
-	}
-	info.safeConverter = safe
-	typeConverter, err := typeConverterFor(crd)
-	if err != nil {
-		return nil, err
-	}
-
+// subresourcePaths gives, by group/version, where /scale's managed fields map onto a custom resource (its spec
+// replicas path; none without /scale), and the fields a /status write leaves to other managers (metadata and
+// spec) where the version has /status.
+func subresourcePaths(crd *apiextensionsv1.CustomResourceDefinition) (managedfields.ResourcePathMappings, map[fieldpath.APIVersion]*fieldpath.Set, error) {
 	replicasPaths := managedfields.ResourcePathMappings{}
 	statusReset := map[fieldpath.APIVersion]*fieldpath.Set{}
 	for _, v := range crd.Spec.Versions {
 		gv := schema.GroupVersion{Group: crd.Spec.Group, Version: v.Name}.String()
 		sub, err := apihelpers.GetSubresourcesForVersion(crd, v.Name)
 		if err != nil {
-			return nil, fmt.Errorf("the server could not properly serve the CR subresources")
+			return nil, nil, fmt.Errorf("the server could not properly serve the CR subresources")
 		}
 		if sub == nil || sub.Scale == nil {
 			replicasPaths[gv] = nil
@@ -125,89 +175,114 @@ func newCRDInfo(crd *apiextensionsv1.CustomResourceDefinition, call WebhookFunc)
 			statusReset[fieldpath.APIVersion(gv)] = fieldpath.NewSet(fieldpath.MakePathOrDie("metadata"), fieldpath.MakePathOrDie("spec"))
 		}
 	}
+	return replicasPaths, statusReset, nil
+}
 
-	for _, v := range crd.Spec.Versions {
-		if !v.Storage && !v.Served {
-			continue
-		}
-		gv := schema.GroupVersion{Group: crd.Spec.Group, Version: v.Name}
-		vi := &versionInfo{
-			name:     v.Name,
-			kind:     gv.WithKind(crd.Status.AcceptedNames.Kind),
-			listKind: gv.WithKind(crd.Status.AcceptedNames.ListKind),
-		}
-		var props *apiextensionsinternal.JSONSchemaProps
-		if internal := internalSchemas[v.Name]; internal != nil {
-			props = internal.OpenAPIV3Schema
-		}
-		validator, _, err := apiservervalidation.NewSchemaValidator(props)
-		if err != nil {
-			return nil, err
-		}
-		sub, _ := apihelpers.GetSubresourcesForVersion(crd, v.Name)
-		vi.subresources = sub
-		var statusSpec *apiextensionsinternal.CustomResourceSubresourceStatus
-		var statusValidator apiservervalidation.SchemaValidator
-		if sub != nil && sub.Status != nil {
-			statusSpec = &apiextensionsinternal.CustomResourceSubresourceStatus{}
-			if props != nil && props.Properties != nil {
-				if statusSchema, ok := props.Properties["status"]; ok {
-					if statusValidator, _, err = apiservervalidation.NewSchemaValidator(&statusSchema); err != nil {
-						return nil, err
-					}
+// newVersionInfo builds the serving state of version v from its schema (internal, nil without one): its
+// strategies, printer columns, field managers, deprecation warning and storage codec.
+func (info *crdInfo) newVersionInfo(v apiextensionsv1.CustomResourceDefinitionVersion, internal *apiextensionsinternal.CustomResourceValidation, typeConverter managedfields.TypeConverter, statusReset map[fieldpath.APIVersion]*fieldpath.Set) (*versionInfo, error) {
+	crd := info.crd
+	gv := schema.GroupVersion{Group: crd.Spec.Group, Version: v.Name}
+	vi := &versionInfo{
+		name:     v.Name,
+		kind:     gv.WithKind(crd.Status.AcceptedNames.Kind),
+		listKind: gv.WithKind(crd.Status.AcceptedNames.ListKind),
+	}
+	var props *apiextensionsinternal.JSONSchemaProps
+	if internal != nil {
+		props = internal.OpenAPIV3Schema
+	}
+	scaleSpec, err := info.versionStrategies(vi, v, props)
+	if err != nil {
+		return nil, err
+	}
+	// An invalid column definition makes kube-apiserver fall back to default printing (nil table here).
+	if t, err := tableconvertor.New(columnsFor(v)); err == nil {
+		vi.table = t
+	}
+	vi.scaleTable, _ = tableconvertor.New(scaleColumnsFor(v))
+	if err := info.versionFieldManagers(vi, typeConverter, statusReset, scaleSpec != nil); err != nil {
+		return nil, err
+	}
+	vi.warnings = deprecationWarnings(v, crd.Spec)
+	vi.requestCodec = info.storageCodec(gv)
+	return vi, nil
+}
+
+// versionStrategies sets the subresources of version v and the strategies of its custom resources and, when
+// the version has it, of /status, validating with the version's schema props; it returns the /scale spec,
+// nil without /scale.
+func (info *crdInfo) versionStrategies(vi *versionInfo, v apiextensionsv1.CustomResourceDefinitionVersion, props *apiextensionsinternal.JSONSchemaProps) (*apiextensionsinternal.CustomResourceSubresourceScale, error) {
+	validator, _, err := apiservervalidation.NewSchemaValidator(props)
+	if err != nil {
+		return nil, err
+	}
+	sub, _ := apihelpers.GetSubresourcesForVersion(info.crd, v.Name)
+	vi.subresources = sub
+	var statusSpec *apiextensionsinternal.CustomResourceSubresourceStatus
+	var statusValidator apiservervalidation.SchemaValidator
+	if sub != nil && sub.Status != nil {
+		statusSpec = &apiextensionsinternal.CustomResourceSubresourceStatus{}
+		if props != nil && props.Properties != nil {
+			if statusSchema, ok := props.Properties["status"]; ok {
+				if statusValidator, _, err = apiservervalidation.NewSchemaValidator(&statusSchema); err != nil {
+					return nil, err
 				}
 			}
 		}
-		var scaleSpec *apiextensionsinternal.CustomResourceSubresourceScale
-		if sub != nil && sub.Scale != nil {
-			scaleSpec = &apiextensionsinternal.CustomResourceSubresourceScale{}
-			if err := apiextensionsv1.Convert_v1_CustomResourceSubresourceScale_To_apiextensions_CustomResourceSubresourceScale(sub.Scale, scaleSpec, nil); err != nil {
-				return nil, err
-			}
-		}
-		vi.strategy = crstrategy.New(unstructuredTyper{}, crd.Spec.Scope == apiextensionsv1.NamespaceScoped, vi.kind, validator, statusValidator, info.structural[v.Name], statusSpec, scaleSpec, v.SelectableFields)
-		if statusSpec != nil {
-			vi.status = &crstrategy.StatusStrategy{Strategy: vi.strategy}
-		}
-
-		// An invalid column definition makes kube-apiserver fall back to default printing (nil table here).
-		if t, err := tableconvertor.New(columnsFor(v)); err == nil {
-			vi.table = t
-		}
-		vi.scaleTable, _ = tableconvertor.New(scaleColumnsFor(v))
-
-		conv := info.safeConverter
-		def := defaulter{info.structural, info.gk}
-		newFM := func(kind schema.GroupVersionKind, sub string, reset map[fieldpath.APIVersion]*fieldpath.Set) (*managedfields.FieldManager, error) {
-			return managedfields.NewDefaultCRDFieldManager(typeConverter, conv, def, unstructuredCreator{}, kind, gv, sub, fieldpath.NewExcludeFilterSetMap(reset))
-		}
-		if vi.fieldManager, err = newFM(vi.kind, "", vi.strategy.ResetFields()); err != nil {
+	}
+	var scaleSpec *apiextensionsinternal.CustomResourceSubresourceScale
+	if sub != nil && sub.Scale != nil {
+		scaleSpec = &apiextensionsinternal.CustomResourceSubresourceScale{}
+		if err := apiextensionsv1.Convert_v1_CustomResourceSubresourceScale_To_apiextensions_CustomResourceSubresourceScale(sub.Scale, scaleSpec, nil); err != nil {
 			return nil, err
 		}
-		if vi.status != nil {
-			if vi.statusFM, err = newFM(vi.kind, "status", statusReset); err != nil {
-				return nil, err
-			}
-		}
-		if scaleSpec != nil {
-			// The /scale field manager tracks autoscaling/v1 Scale objects; the scale handler maps its entries
-			// onto the custom resource's replicas path.
-			if vi.scaleFM, err = newFM(scaleGVK, "scale", nil); err != nil {
-				return nil, err
-			}
-		}
-		if v.Deprecated {
-			if v.DeprecationWarning != nil {
-				vi.warnings = append(vi.warnings, *v.DeprecationWarning)
-			} else {
-				vi.warnings = append(vi.warnings, defaultDeprecationWarning(v.Name, crd.Spec))
-			}
-		}
-		vi.requestCodec = info.storageCodec(gv)
-		info.versions[v.Name] = vi
 	}
-	info.replicasPaths = replicasPaths
-	return info, nil
+	namespaced := info.crd.Spec.Scope == apiextensionsv1.NamespaceScoped
+	vi.strategy = crstrategy.New(unstructuredTyper{}, namespaced, vi.kind, validator, statusValidator, info.structural[v.Name], statusSpec, scaleSpec, v.SelectableFields)
+	if statusSpec != nil {
+		vi.status = &crstrategy.StatusStrategy{Strategy: vi.strategy}
+	}
+	return scaleSpec, nil
+}
+
+// versionFieldManagers builds the field managers of a version: its custom resources', and those of /status and
+// (with scale set) /scale when it has them.
+func (info *crdInfo) versionFieldManagers(vi *versionInfo, typeConverter managedfields.TypeConverter, statusReset map[fieldpath.APIVersion]*fieldpath.Set, scale bool) error {
+	gv := vi.kind.GroupVersion()
+	def := defaulter{info.structural, info.gk}
+	newFM := func(kind schema.GroupVersionKind, sub string, reset map[fieldpath.APIVersion]*fieldpath.Set) (*managedfields.FieldManager, error) {
+		return managedfields.NewDefaultCRDFieldManager(typeConverter, info.safeConverter, def, unstructuredCreator{}, kind, gv, sub, fieldpath.NewExcludeFilterSetMap(reset))
+	}
+	var err error
+	if vi.fieldManager, err = newFM(vi.kind, "", vi.strategy.ResetFields()); err != nil {
+		return err
+	}
+	if vi.status != nil {
+		if vi.statusFM, err = newFM(vi.kind, "status", statusReset); err != nil {
+			return err
+		}
+	}
+	if scale {
+		// The /scale field manager tracks autoscaling/v1 Scale objects; the scale handler maps its entries
+		// onto the custom resource's replicas path.
+		if vi.scaleFM, err = newFM(scaleGVK, "scale", nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deprecationWarnings are the warnings the requests of a deprecated version carry: its deprecationWarning, or
+// the default one.
+func deprecationWarnings(v apiextensionsv1.CustomResourceDefinitionVersion, spec apiextensionsv1.CustomResourceDefinitionSpec) []string {
+	switch {
+	case !v.Deprecated:
+		return nil
+	case v.DeprecationWarning != nil:
+		return []string{*v.DeprecationWarning}
+	}
+	return []string{defaultDeprecationWarning(v.Name, spec)}
 }
 
 func columnsFor(v apiextensionsv1.CustomResourceDefinitionVersion) []apiextensionsv1.CustomResourceColumnDefinition {
@@ -249,5 +324,3 @@ func defaultDeprecationWarning(deprecated string, spec apiextensionsv1.CustomRes
 	sort.Slice(newer, func(i, j int) bool { return version.CompareKubeAwareVersionStrings(newer[i], newer[j]) > 0 })
 	return msg + fmt.Sprintf("; use %s/%s %s", spec.Group, newer[0], spec.Names.Kind)
 }
-
-func compareKubeAware(a, b string) int { return version.CompareKubeAwareVersionStrings(a, b) }

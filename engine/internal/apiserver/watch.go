@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"strconv"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -310,35 +312,37 @@ func (ws *watchStream) send(typ string, obj runtime.Object) bool {
 	return true
 }
 
-// crWatchSource is the watch source of a custom resource request: the collection of the request's namespace (or
-// all of them), the objects in the request version.
-func (r *crRequest) watchSource(opts *metainternalversion.ListOptions) watchSource {
-	pred := r.predicate(opts)
+// watchSourceOf is the watch of what a list source selects; bookmark makes the resource's bookmark objects.
+func (s *Server) watchSourceOf(opts *metainternalversion.ListOptions, src listSource, bookmark func(rev int64, initialEnd bool) runtime.Object) watchSource {
 	return watchSource{
-		prefix: r.collectionPrefix(r.info.Namespace),
+		prefix: src.prefix,
 		list: func(ctx context.Context) ([]runtime.Object, int64, error) {
-			items, rev, err := r.listMatching(ctx, opts)
-			out := make([]runtime.Object, len(items))
-			for i, u := range items {
-				out[i] = u
-			}
-			return out, rev, err
+			// Every object selected, now, whatever the paging options.
+			all := &metainternalversion.ListOptions{LabelSelector: opts.LabelSelector, FieldSelector: opts.FieldSelector}
+			page, err := s.listState(ctx, all, src)
+			return page.items, page.rev, err
 		},
-		decode: func(o storage.Object) (runtime.Object, error) { return r.decodeStored(o) },
+		decode: src.decode,
 		matches: func(obj runtime.Object) bool {
-			ok, _ := pred.Matches(obj)
+			ok, _ := src.matches(obj)
 			return ok
 		},
-		bookmark: func(rev int64, initialEnd bool) runtime.Object {
-			u := &unstructured.Unstructured{Object: map[string]interface{}{}}
-			u.SetGroupVersionKind(r.vi.kind)
-			u.SetResourceVersion(fmt.Sprint(rev))
-			if initialEnd {
-				u.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
-			}
-			return u
-		},
+		bookmark: bookmark,
 	}
+}
+
+// watchSource is the watch source of a custom resource request: the collection of the request's namespace (or
+// all of them), the objects in the request version.
+func (r *crRequest) watchSource(opts *metainternalversion.ListOptions) watchSource {
+	return r.s.watchSourceOf(opts, r.listSource(opts), func(rev int64, initialEnd bool) runtime.Object {
+		u := &unstructured.Unstructured{Object: map[string]interface{}{}}
+		u.SetGroupVersionKind(r.vi.kind)
+		u.SetResourceVersion(fmt.Sprint(rev))
+		if initialEnd {
+			u.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
+		}
+		return u
+	})
 }
 
 // watch streams changes of the collection (or of the object the URL names) as JSON WatchEvents.
@@ -349,4 +353,17 @@ func (r *crRequest) watch() {
 		return
 	}
 	r.s.serveWatch(r.w, r.req, r.rec, opts, r.watchSource(opts))
+}
+
+// watchSource is the watch source of CRDs: bookmarks are empty CRDs, as the registry's typed objects are.
+func (r *crdRequest) watchSource(opts *metainternalversion.ListOptions) watchSource {
+	return r.s.watchSourceOf(opts, crdListSource(opts), func(rev int64, initialEnd bool) runtime.Object {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		crd.APIVersion, crd.Kind = crdGVK.GroupVersion().String(), crdGVK.Kind
+		crd.ResourceVersion = strconv.FormatInt(rev, 10)
+		if initialEnd {
+			crd.Annotations = map[string]string{metav1.InitialEventsAnnotationKey: "true"}
+		}
+		return crd
+	})
 }

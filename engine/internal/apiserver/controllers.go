@@ -1,0 +1,130 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"sort"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"crdplay/engine/internal/crds"
+	"crdplay/engine/storage"
+)
+
+// runControllers does synchronously what kube-apiserver's CRD controllers do shortly after a CRD write:
+// accept names, establish, report schema problems, and finish deletions. Their status writes are recorded as
+// manager "kube-apiserver" on the status subresource. One CRD's status can change another's (a deletion frees a
+// name), so rounds repeat while they write something, four at most.
+func (s *Server) runControllers(ctx context.Context) {
+	for round := 0; round < 4; round++ {
+		all, _, err := s.listCRDs(ctx)
+		if err != nil {
+			return
+		}
+		sort.SliceStable(all, func(i, j int) bool {
+			if !all[i].CreationTimestamp.Equal(&all[j].CreationTimestamp) {
+				return all[i].CreationTimestamp.Before(&all[j].CreationTimestamp)
+			}
+			return all[i].Name < all[j].Name
+		})
+		if s.finishCRDDeletions(ctx, all) {
+			continue
+		}
+		if !s.reconcileCRDStatus(ctx, all) {
+			return
+		}
+	}
+}
+
+// finishCRDDeletions runs the finalizer controller on every CRD being deleted; it reports whether any moved on.
+func (s *Server) finishCRDDeletions(ctx context.Context, all []*apiextensionsv1.CustomResourceDefinition) bool {
+	progress := false
+	for _, crd := range all {
+		if crd.DeletionTimestamp != nil && s.finishCRDDeletion(ctx, crd) {
+			progress = true
+		}
+	}
+	return progress
+}
+
+// reconcileCRDStatus writes the conditions and accepted names the naming and establishing controllers compute
+// for every CRD; it reports whether any was written.
+func (s *Server) reconcileCRDStatus(ctx context.Context, all []*apiextensionsv1.CustomResourceDefinition) bool {
+	progress := false
+	for _, c := range crds.Reconcile(all, metav1.NewTime(s.now())) {
+		var live *apiextensionsv1.CustomResourceDefinition
+		for _, a := range all {
+			if a.Name == c.Name {
+				live = a
+			}
+		}
+		if live == nil {
+			continue
+		}
+		next := live.DeepCopy()
+		next.Status = c.Status
+		if _, err := s.writeCRDStatus(ctx, next, live); err == nil {
+			progress = true
+		}
+	}
+	return progress
+}
+
+// finishCRDDeletion is the finalizer controller: mark the deletion in progress, delete every instance, record
+// the outcome and release the CRD, which the store then deletes.
+func (s *Server) finishCRDDeletion(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) bool {
+	now := metav1.NewTime(s.now())
+	next := crd.DeepCopy()
+	pending, deleteInstances := crds.BeginFinalize(next, now)
+	if !pending {
+		return false
+	}
+	live, err := s.writeCRDStatus(ctx, next, crd)
+	if err != nil {
+		return false
+	}
+	var deleteErr error
+	if deleteInstances {
+		deleteErr = s.deleteInstances(ctx, crd)
+	}
+	next = live.DeepCopy()
+	if !crds.FinishFinalize(next, metav1.NewTime(s.now()), deleteErr) {
+		s.writeCRDStatus(ctx, next, live)
+		return false
+	}
+	if _, err := s.writeCRDStatus(ctx, next, live); err != nil {
+		return false
+	}
+	s.infos.Delete(crd.Name)
+	return true
+}
+
+// deleteInstances deletes every stored object of a CRD's resource; the error is the last one met.
+func (s *Server) deleteInstances(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) error {
+	var deleteErr error
+	prefix := keyPrefix + "/" + crd.Spec.Group + "/" + crd.Status.AcceptedNames.Plural + "/"
+	res, err := s.cfg.Storage.List(ctx, prefix, storage.ListOptions{})
+	if err != nil {
+		deleteErr = err
+	}
+	for _, o := range res.Items {
+		if _, err := s.cfg.Storage.Delete(ctx, o.Key, 0); err != nil && !errors.Is(err, storage.ErrNotFound) {
+			deleteErr = err
+		}
+	}
+	return deleteErr
+}
+
+// writeCRDStatus is a controller's write through /status as manager "kube-apiserver"; with the last
+// finalizer gone from a CRD being deleted, the store deletes it instead.
+func (s *Server) writeCRDStatus(ctx context.Context, next, live *apiextensionsv1.CustomResourceDefinition) (*apiextensionsv1.CustomResourceDefinition, error) {
+	next, err := trackManagedFields(crdFieldManagers().status, live, next, "kube-apiserver")
+	if err != nil {
+		return nil, err
+	}
+	if err := crds.BeforeStatusUpdate(ctxWithNamespace(ctx, ""), next, live); err != nil {
+		return nil, err
+	}
+	return s.writeOrDeleteCRD(ctx, next, live)
+}

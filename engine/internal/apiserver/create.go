@@ -1,0 +1,217 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/storage/names"
+	"k8s.io/apiserver/pkg/warning"
+
+	"crdplay/engine/internal/crds"
+	"crdplay/engine/storage"
+)
+
+// createOptions reads and checks the CreateOptions of a request's query.
+func createOptions(req *http.Request) (*metav1.CreateOptions, error) {
+	opts := &metav1.CreateOptions{}
+	err := queryOptions(req, opts, "CreateOptions", func() field.ErrorList { return metav1validation.ValidateCreateOptions(opts) })
+	return opts, err
+}
+
+func (r *crRequest) create() (reply, error) {
+	ctx := r.req.Context()
+	body, err := readBody(r.req, r.s.cfg.MaxRequestBytes)
+	if err != nil {
+		return reply{}, err
+	}
+	opts, err := createOptions(r.req)
+	if err != nil {
+		return reply{}, err
+	}
+	obj, err := r.decodeBody(body, opts.FieldValidation)
+	if err != nil {
+		return reply{}, err
+	}
+	ns := r.info.Namespace
+	ctx = ctxWithNamespace(ctx, ns)
+	rest.WipeObjectMetaSystemFields(obj)
+	if err := rest.EnsureObjectNamespaceMatchesRequestNamespace(ns, obj); err != nil {
+		return reply{}, err
+	}
+	if r.terminating {
+		return reply{}, errTerminatingCreate(r.gr(), obj.GetName())
+	}
+	dedupOwnerReferences(ctx, obj)
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(r.vi.kind)
+	// As in kube-apiserver's create handler, managedFields are computed before validation: a body with a value of
+	// the wrong type makes UpdateNoErrors log "[SHOULD NOT HAPPEN] failed to update managedFields" through klog,
+	// and validation then rejects the object with a 422. The oracle logs the same line for the same request.
+	obj = r.vi.fieldManager.UpdateNoErrors(live, obj, managerOrUserAgent(opts.FieldManager, r.req.UserAgent())).(*unstructured.Unstructured)
+
+	out, err := r.store(ctx, obj, len(opts.DryRun) > 0)
+	if err != nil {
+		return reply{}, err
+	}
+	return reply{code: http.StatusCreated, obj: out}, nil
+}
+
+// store runs the registry's create: system fields, name generation (retried on conflicts), the strategy, the
+// write.
+func (r *crRequest) store(ctx context.Context, obj *unstructured.Unstructured, dryRun bool) (*unstructured.Unstructured, error) {
+	generate := obj.GetGenerateName() != "" && obj.GetName() == ""
+	var lastErr error
+	for attempt := 0; attempt < 8; attempt++ {
+		o := obj.DeepCopy()
+		rest.FillObjectMetaSystemFields(o)
+		o.SetCreationTimestamp(metav1.NewTime(r.s.now()))
+		if generate {
+			o.SetName(r.vi.strategy.GenerateName(o.GetGenerateName()))
+		}
+		if err := rest.BeforeCreate(r.vi.strategy, ctx, o); err != nil {
+			return nil, err
+		}
+		data, err := r.encodeForStorage(o)
+		if err != nil {
+			// kube-apiserver passes encoding (conversion) errors through unwrapped: a 500 without a reason.
+			return nil, err
+		}
+		key := r.key(r.info.Namespace, o.GetName())
+		if dryRun {
+			return r.dryRunCreate(ctx, key, o.GetName(), data)
+		}
+		rev, err := r.s.cfg.Storage.Create(ctx, key, data)
+		if err == nil {
+			return r.storedResult(data, rev)
+		}
+		if errors.Is(err, storage.ErrExists) {
+			lastErr = apierrors.NewAlreadyExists(r.gr(), o.GetName())
+			if generate {
+				continue
+			}
+			return nil, lastErr
+		}
+		return nil, storageUnavailable(err)
+	}
+	return nil, lastErr
+}
+
+// dryRunCreate answers a dry-run create as the dry-run storage does: a name in use is a conflict as for a real
+// create, and the object, never stored, has no resourceVersion.
+func (r *crRequest) dryRunCreate(ctx context.Context, key, name string, data []byte) (*unstructured.Unstructured, error) {
+	if _, err := r.s.cfg.Storage.Get(ctx, key); err == nil {
+		return nil, apierrors.NewAlreadyExists(r.gr(), name)
+	} else if !errors.Is(err, storage.ErrNotFound) {
+		return nil, storageUnavailable(err)
+	}
+	out, err := r.storedResult(data, 0)
+	if err == nil {
+		out.SetResourceVersion("")
+	}
+	return out, err
+}
+
+// errTerminatingCreate is what kube-apiserver's admission answers to creates while the CRD is being deleted.
+func errTerminatingCreate(gr schema.GroupResource, name string) error {
+	return apierrors.NewForbidden(gr, name, fmt.Errorf("create not allowed while custom resource definition is terminating"))
+}
+
+// dedupOwnerReferences removes owner references repeated with the same uid, warning about it.
+func dedupOwnerReferences(ctx context.Context, obj *unstructured.Unstructured) {
+	refs := obj.GetOwnerReferences()
+	if len(refs) < 2 {
+		return
+	}
+	seen := map[string]bool{}
+	var out []metav1.OwnerReference
+	var dups []string
+	for _, ref := range refs {
+		if seen[string(ref.UID)] {
+			dups = append(dups, string(ref.UID))
+			continue
+		}
+		seen[string(ref.UID)] = true
+		out = append(out, ref)
+	}
+	if len(dups) == 0 {
+		return
+	}
+	obj.SetOwnerReferences(out)
+	warning.AddWarning(ctx, "", fmt.Sprintf(".metadata.ownerReferences contains duplicate entries; API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: %v", dups))
+}
+
+func (r *crdRequest) create() (reply, error) {
+	ctx := r.req.Context()
+	body, err := readBody(r.req, r.s.cfg.MaxRequestBytes)
+	if err != nil {
+		return reply{}, err
+	}
+	opts, err := createOptions(r.req)
+	if err != nil {
+		return reply{}, err
+	}
+	crd, err := r.decodeBody(body, opts.FieldValidation)
+	if err != nil {
+		return reply{}, err
+	}
+	crd.ObjectMeta.CreationTimestamp = metav1.Time{}
+	crd.UID, crd.DeletionTimestamp, crd.DeletionGracePeriodSeconds, crd.SelfLink = "", nil, nil, ""
+	if crd.Namespace != "" {
+		crd.Namespace = ""
+	}
+	crd, err = trackManagedFields(crdFieldManagers().main, &apiextensionsv1.CustomResourceDefinition{}, crd, managerOrUserAgent(opts.FieldManager, r.req.UserAgent()))
+	if err != nil {
+		return reply{}, apierrors.NewInternalError(err)
+	}
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	out, err := r.s.createCRD(ctx, crd, len(opts.DryRun) > 0)
+	if err != nil {
+		return reply{}, err
+	}
+	if len(opts.DryRun) == 0 {
+		r.s.runControllers(ctx)
+	}
+	return reply{code: http.StatusCreated, obj: out}, nil
+}
+
+// createCRD is the registry's create for CRDs: system fields, strategy, write.
+func (s *Server) createCRD(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, dryRun bool) (*apiextensionsv1.CustomResourceDefinition, error) {
+	rest.FillObjectMetaSystemFields(crd)
+	crd.CreationTimestamp = metav1.NewTime(s.now())
+	if crd.GenerateName != "" && crd.Name == "" {
+		crd.Name = names.SimpleNameGenerator.GenerateName(crd.GenerateName)
+	}
+	warns, err := crds.BeforeCreate(ctxWithNamespace(ctx, ""), crd)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warns {
+		warning.AddWarning(ctx, "", w)
+	}
+	data, err := encodeCRD(crd)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	if dryRun {
+		return crd, nil
+	}
+	rev, err := s.cfg.Storage.Create(ctx, crdKey(crd.Name), data)
+	if err != nil {
+		if errors.Is(err, storage.ErrExists) {
+			return nil, apierrors.NewAlreadyExists(crdGR, crd.Name)
+		}
+		return nil, storageUnavailable(err)
+	}
+	return decodeCRD(storage.Object{Key: crdKey(crd.Name), Value: data, Revision: rev})
+}
