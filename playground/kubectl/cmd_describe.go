@@ -3,8 +3,9 @@ package kubectl
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"net/url"
-	"sort"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"unicode"
@@ -26,23 +27,21 @@ type describeOptions struct {
 func (k *kubectl) newDescribeCommand() *command {
 	o := &describeOptions{showEvents: true, chunkSize: 500}
 	cmd := &command{
-		Use:                   "describe (-f FILENAME | TYPE [NAME_PREFIX | -l label] | TYPE/NAME)",
-		DisableFlagsInUseLine: true,
-		Short:                 "Show details of a specific resource or group of resources",
-		SuggestFor:            []string{"inspect"},
-		RunE: func(cmd *command, args []string) error {
-			return k.runDescribe(cmd, o, args)
-		},
+		Use:        "describe (-f FILENAME | TYPE [NAME_PREFIX | -l label] | TYPE/NAME)",
+		Short:      "Show details of a specific resource or group of resources",
+		SuggestFor: []string{"inspect"},
+		RunE:       func(cmd *command, args []string) error { return k.runDescribe(cmd, o, args) },
 	}
-	f := cmd.Flags()
 	addFileFlags(cmd, &o.files, "containing the resource to describe")
-	f.StringVarP(&o.selector, "selector", "l", "", "Selector (label query) to filter on.")
-	f.BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "If present, list the requested object(s) across all namespaces.")
-	f.BoolVar(&o.showEvents, "show-events", true, "If true, display events related to the described object.")
-	f.Int64Var(&o.chunkSize, "chunk-size", 500, "Return large lists in chunks rather than all at once. Pass 0 to disable.")
+	addLabelSelectorFlag(cmd, &o.selector)
+	addAllNamespacesFlag(cmd, &o.allNamespaces)
+	cmd.Flags().BoolVar(&o.showEvents, "show-events", true, "If true, display events related to the described object.")
+	addChunkSizeFlag(cmd, &o.chunkSize)
 	return cmd
 }
 
+// runDescribe is DescribeOptions.Run: describe every object the builder finds, or, when TYPE NAME names
+// none, those whose name starts with NAME.
 func (k *kubectl) runDescribe(cmd *command, o *describeOptions, args []string) error {
 	if len(args) == 0 && len(o.files.filenames) == 0 && o.files.kustomize == "" {
 		return fmt.Errorf("You must specify the type of resource to describe. %s\n", suggestAPIResources)
@@ -50,54 +49,34 @@ func (k *kubectl) runDescribe(cmd *command, o *describeOptions, args []string) e
 	if o.allNamespaces {
 		k.explicitNamespace = false
 	}
-	if err := checkFileOptions(o.files); err != nil {
+	b, err := k.newBuilder(args, o.files, builderOptions{
+		allNamespaces:      o.allNamespaces,
+		labelSelector:      o.selector,
+		allowEmptySelector: true,
+		chunkSize:          o.chunkSize,
+	})
+	if err != nil {
 		return err
 	}
-	showEventsSet := cmd.Flags().Changed("show-events")
-	bo := builderOptions{namespace: k.namespace, allNamespaces: o.allNamespaces, labelSelector: o.selector, allowEmptySelector: true}
-	var infos []*info
-	var errs []error
-	if len(o.files.filenames) > 0 {
-		fi, ferrs := k.readFiles(o.files, k.namespace, k.explicitNamespace, nil)
-		errs = append(errs, ferrs...)
-		fi, err := filterByLabels(fi, o.selector)
-		if err != nil {
-			return err
-		}
-		// Objects read from files are not fetched by the builder; the describer fetches them.
-		infos = append(infos, fi...)
-	} else {
-		sel, err := k.selectArgs(args, bo)
-		if err != nil {
-			return err
-		}
-		for _, m := range sel.lists {
-			listed, lerrs := k.listInfos(m, k.namespace, bo, o.chunkSize)
-			infos = append(infos, listed...)
-			errs = append(errs, lerrs...)
-		}
-		for _, it := range sel.items {
-			obj, err := k.get(it.mapping, it.namespace, it.name, "")
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			it.object = obj
-			infos = append(infos, it)
-		}
-	}
+	// Objects read from files are not fetched by the builder; the describer fetches every object anyway.
+	infos, errs := b.infos(fetchLazy)
 	// kubectl shows events only when it describes a single object, unless asked.
-	if (len(errs) > 0 || len(infos) > 1) && !showEventsSet {
+	if (len(errs) > 0 || len(infos) > 1) && !cmd.Flags().Changed("show-events") {
 		o.showEvents = false
 	}
-	if len(errs) > 0 {
-		err := utilerrors.NewAggregate(errs)
-		if apierrors.IsNotFound(errs[0]) && len(errs) == 1 && len(args) == 2 {
-			return k.describeMatching(err, args[0], args[1], o)
-		}
+	if len(errs) == 1 && apierrors.IsNotFound(errs[0]) && len(args) == 2 {
+		return k.describeMatching(utilerrors.NewAggregate(errs), args[0], args[1], o)
 	}
-	var allErrs []error
-	allErrs = append(allErrs, errs...)
+	errs = k.describeAll(infos, o, errs)
+	if len(infos) == 0 && len(errs) == 0 {
+		k.noResourcesFound(!o.allNamespaces)
+	}
+	return utilerrors.NewAggregate(errs)
+}
+
+// describeAll prints the description of each object, a blank line between two; it adds the errors of the
+// describer (each different one once) to errs.
+func (k *kubectl) describeAll(infos []*info, o *describeOptions, errs []error) []error {
 	seen := map[string]bool{}
 	first := true
 	for _, it := range infos {
@@ -105,7 +84,7 @@ func (k *kubectl) runDescribe(cmd *command, o *describeOptions, args []string) e
 		if err != nil {
 			if !seen[err.Error()] {
 				seen[err.Error()] = true
-				allErrs = append(allErrs, err)
+				errs = append(errs, err)
 			}
 			continue
 		}
@@ -116,51 +95,34 @@ func (k *kubectl) runDescribe(cmd *command, o *describeOptions, args []string) e
 			fmt.Fprintf(&k.out, "\n\n%s", s)
 		}
 	}
-	if len(infos) == 0 && len(allErrs) == 0 {
-		if o.allNamespaces {
-			fmt.Fprintln(&k.errOut, "No resources found")
-		} else {
-			fmt.Fprintf(&k.errOut, "No resources found in %s namespace.\n", k.namespace)
-		}
-	}
-	return utilerrors.NewAggregate(allErrs)
+	return errs
 }
 
 // describeMatching is DescribeMatchingResources: `describe TYPE PREFIX` describes every object whose name
 // starts with PREFIX when no object has that exact name.
 func (k *kubectl) describeMatching(original error, resource, prefix string, o *describeOptions) error {
-	sel, err := k.selectArgs([]string{resource}, builderOptions{namespace: k.namespace, allowEmptySelector: true})
+	sel, err := k.selectArgs([]string{resource}, builderOptions{allowEmptySelector: true})
 	if err != nil {
 		return err
 	}
 	if len(sel.lists) != 1 {
 		return fmt.Errorf("you must provide one resource type")
 	}
-	m := sel.lists[0]
-	pages, err := k.list(m, k.namespace, builderOptions{namespace: k.namespace}, o.chunkSize, acceptJSON, nil)
-	if err != nil {
-		return err
+	infos, errs := k.listInfos(sel.lists[0], builderOptions{chunkSize: o.chunkSize})
+	if len(errs) > 0 {
+		return errs[0]
 	}
 	found := false
-	for _, p := range pages {
-		list, err := decodeObject(p)
+	for _, it := range infos {
+		if !strings.HasPrefix(it.name, prefix) {
+			continue
+		}
+		found = true
+		s, err := k.describeGeneric(it, o)
 		if err != nil {
 			return err
 		}
-		items, _ := list.Object["items"].([]interface{})
-		for _, item := range items {
-			im, _ := item.(map[string]interface{})
-			u := &unstructured.Unstructured{Object: im}
-			if !strings.HasPrefix(u.GetName(), prefix) {
-				continue
-			}
-			found = true
-			s, err := k.describeGeneric(&info{mapping: m, namespace: u.GetNamespace(), name: u.GetName(), object: u}, o)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(&k.out, "%s\n", s)
-		}
+		fmt.Fprintf(&k.out, "%s\n", s)
 	}
 	if !found {
 		return original
@@ -237,12 +199,7 @@ func printLabelsMultiline(w *prefixWriter, title string, labels map[string]strin
 		w.writeLine("<none>")
 		return
 	}
-	keys := make([]string, 0, len(labels))
-	for k := range labels {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for i, key := range keys {
+	for i, key := range slices.Sorted(maps.Keys(labels)) {
 		if i != 0 {
 			w.write(0, "%s", "")
 			w.write(0, "%s", "\t")
@@ -266,7 +223,7 @@ func printAnnotationsMultiline(w *prefixWriter, title string, annotations map[st
 		w.writeLine("<none>")
 		return
 	}
-	sort.Strings(keys)
+	slices.Sort(keys)
 	indent := "\t"
 	for i, key := range keys {
 		if i != 0 {
@@ -292,23 +249,10 @@ func shorten(s string, max int) string {
 }
 
 func printUnstructuredContent(w *prefixWriter, level int, content map[string]interface{}, skipPrefix string, skip ...string) {
-	fields := make([]string, 0, len(content))
-	for f := range content {
-		fields = append(fields, f)
-	}
-	sort.Strings(fields)
-	skipped := func(expr string) bool {
-		for _, s := range skip {
-			if s == expr {
-				return true
-			}
-		}
-		return false
-	}
-	for _, field := range fields {
+	for _, field := range slices.Sorted(maps.Keys(content)) {
 		value := content[field]
 		skipExpr := skipPrefix + "." + field
-		if skipped(skipExpr) {
+		if slices.Contains(skip, skipExpr) {
 			continue
 		}
 		switch v := value.(type) {

@@ -2,30 +2,25 @@ package kubectl
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"strings"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/duration"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 )
 
 type getOptions struct {
-	output            string
-	template          string
+	printFlags
 	showLabels        bool
 	showKind          bool
 	labelColumns      []string
 	sortBy            string
 	noHeaders         bool
-	showManagedFields bool
 	raw               string
 	watch, watchOnly  bool
 	outputWatchEvents bool
@@ -39,46 +34,16 @@ type getOptions struct {
 	files             fileOptions
 }
 
-func addFileFlags(cmd *command, fo *fileOptions, usage string) {
-	cmd.Flags().StringSliceVarP(&fo.filenames, "filename", "f", nil, "Filename, directory, or URL to files "+usage)
-	cmd.Flags().StringVarP(&fo.kustomize, "kustomize", "k", "", "Process the kustomization directory. This flag can't be used together with -f or -R.")
-	cmd.Flags().BoolVarP(&fo.recursive, "recursive", "R", false, "Process the directory used in -f, --filename recursively. Useful when you want to manage related manifests organized within the same directory.")
-}
-
-// checkFileOptions rejects what the playground's file map cannot serve.
-func checkFileOptions(fo fileOptions) error {
-	if fo.kustomize != "" {
-		return &notSupportedError{what: "-k/--kustomize"}
-	}
-	for _, f := range fo.filenames {
-		if f == "-" {
-			return &notSupportedError{what: "reading from stdin (-f -)"}
-		}
-	}
-	return nil
-}
-
-// addTemplateFlags registers the go-template/jsonpath flags every printing command has.
-func addTemplateFlags(cmd *command, template *string) {
-	cmd.Flags().StringVar(template, "template", "", "Template string or path to template file to use when -o=go-template, -o=go-template-file.")
-	cmd.Flags().Bool("allow-missing-template-keys", true, "If true, ignore any errors in templates when a field or map key is missing in the template.")
-}
-
 func (k *kubectl) newGetCommand() *command {
 	o := &getOptions{serverPrint: true, chunkSize: 500}
 	cmd := &command{
-		Use:                   "get [(-o|--output=)json|yaml|name|go-template|go-template-file|template|templatefile|jsonpath|jsonpath-as-json|jsonpath-file|custom-columns|custom-columns-file|wide] (TYPE[.VERSION][.GROUP] [NAME | -l label] | TYPE[.VERSION][.GROUP]/NAME ...) [flags]",
-		DisableFlagsInUseLine: true,
-		Short:                 "Display one or many resources",
-		SuggestFor:            []string{"list", "ls"},
-		RunE: func(cmd *command, args []string) error {
-			return k.runGet(cmd, o, args)
-		},
+		Use:        "get [(-o|--output=)json|yaml|name|go-template|go-template-file|template|templatefile|jsonpath|jsonpath-as-json|jsonpath-file|custom-columns|custom-columns-file|wide] (TYPE[.VERSION][.GROUP] [NAME | -l label] | TYPE[.VERSION][.GROUP]/NAME ...) [flags]",
+		Short:      "Display one or many resources",
+		SuggestFor: []string{"list", "ls"},
+		RunE:       func(cmd *command, args []string) error { return k.runGet(cmd, o, args) },
 	}
+	addPrintFlags(cmd, &o.printFlags)
 	f := cmd.Flags()
-	f.StringVarP(&o.output, "output", "o", "", "Output format.")
-	addTemplateFlags(cmd, &o.template)
-	f.BoolVar(&o.showManagedFields, "show-managed-fields", false, "If true, keep the managedFields when printing objects in JSON or YAML format.")
 	f.BoolVar(&o.noHeaders, "no-headers", false, "When using the default or custom-column output format, don't print headers (default print headers).")
 	f.BoolVar(&o.showLabels, "show-labels", false, "When printing, show all labels as the last column (default hide labels column)")
 	f.StringVar(&o.sortBy, "sort-by", "", "If non-empty, sort list types using this field specification.")
@@ -89,42 +54,83 @@ func (k *kubectl) newGetCommand() *command {
 	f.BoolVar(&o.watchOnly, "watch-only", false, "Watch for changes to the requested object(s), without listing/getting first.")
 	f.BoolVar(&o.outputWatchEvents, "output-watch-events", false, "Output watch event objects when --watch or --watch-only is used.")
 	f.BoolVar(&o.ignoreNotFound, "ignore-not-found", false, "If set to true, suppresses NotFound error for specific objects that do not exist.")
-	f.StringVar(&o.fieldSelector, "field-selector", "", "Selector (field query) to filter on, supports '=', '==', and '!='.")
-	f.BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "If present, list the requested object(s) across all namespaces.")
+	addFieldSelectorFlag(cmd, &o.fieldSelector)
+	addAllNamespacesFlag(cmd, &o.allNamespaces)
 	f.BoolVar(&o.serverPrint, "server-print", true, "If true, have the server return the appropriate table output.")
 	addFileFlags(cmd, &o.files, "identifying the resource to get from a server.")
-	f.Int64Var(&o.chunkSize, "chunk-size", 500, "Return large lists in chunks rather than all at once. Pass 0 to disable.")
-	f.StringVarP(&o.labelSelector, "selector", "l", "", "Selector (label query) to filter on, supports '=', '==', '!=', 'in', 'notin'.")
+	addChunkSizeFlag(cmd, &o.chunkSize)
+	addLabelSelectorFlag(cmd, &o.labelSelector)
 	f.StringVar(&o.subresource, "subresource", "", "If specified, gets the subresource of the requested object.")
 	return cmd
 }
 
-// getResult is one thing the builder produced for get: an object, a list page or a table, with its mapping.
-type getResult struct {
-	mapping *mapping
-	body    []byte // the response: a Table, an object or a list
+const suggestAPIResources = `Use "kubectl api-resources" for a complete list of supported resources.`
+
+// runGet is GetOptions.Complete, Validate and Run: the builder fetches what the arguments name, as Tables
+// when get prints them, then the objects are printed as tables or by the -o printer.
+func (k *kubectl) runGet(cmd *command, o *getOptions, args []string) error {
+	if err := k.completeGet(cmd, o, args); err != nil {
+		return err
+	}
+	if err := o.validate(); err != nil {
+		return err
+	}
+	if o.raw != "" {
+		return k.rawGet(o.raw)
+	}
+	if o.watch || o.watchOnly {
+		return &notSupportedError{what: "watching (-w/--watch)"}
+	}
+	if o.sortBy != "" {
+		return &notSupportedError{what: "--sort-by"}
+	}
+	b, err := k.newBuilder(args, o.files, builderOptions{
+		allNamespaces:      o.allNamespaces,
+		labelSelector:      o.labelSelector,
+		fieldSelector:      o.fieldSelector,
+		allowEmptySelector: true,
+		chunkSize:          o.chunkSize,
+	})
+	if err != nil {
+		return err
+	}
+	if len(b.lists) > 0 && o.subresource != "" {
+		return fmt.Errorf("subresource cannot be used when bulk resources are specified")
+	}
+	results, errs := b.bodies(o.accept(), o.subresource)
+	if o.ignoreNotFound {
+		errs = withoutNotFound(errs)
+	}
+	if !o.humanReadable() {
+		return k.printGeneric(o, results, errs, b.singleItemImplied)
+	}
+	return k.printTables(o, results, errs)
 }
 
-func (k *kubectl) runGet(cmd *command, o *getOptions, args []string) error {
-	// Complete.
+// completeGet is GetOptions.Complete: -A drops the namespace -n gave, -o json|yaml asks for objects rather
+// than tables, and a command line without resources is a usage error.
+func (k *kubectl) completeGet(cmd *command, o *getOptions, args []string) error {
 	if o.raw != "" {
 		if len(args) > 0 {
 			return fmt.Errorf("arguments may not be passed when --raw is specified")
 		}
-	} else {
-		if o.allNamespaces {
-			k.explicitNamespace = false
-		}
-		if strings.Contains(o.output, "custom-columns") || o.output == "yaml" || strings.Contains(o.output, "json") {
-			o.serverPrint = false
-		}
-		if !o.watch && !o.watchOnly && len(args) == 0 && len(o.files.filenames) == 0 && o.files.kustomize == "" {
-			fmt.Fprintf(&k.errOut, "You must specify the type of resource to get. %s\n\n", suggestAPIResources)
-			return usageErrorf(cmd, "%s", "Required resource not specified.\nUse \"kubectl explain <resource>\" for a detailed description of that resource (e.g. kubectl explain pods).")
-		}
+		return nil
 	}
-	humanReadable := (o.output == "" && o.template == "") || o.output == "wide"
-	// Validate.
+	if o.allNamespaces {
+		k.explicitNamespace = false
+	}
+	if strings.Contains(o.output, "custom-columns") || o.output == "yaml" || strings.Contains(o.output, "json") {
+		o.serverPrint = false
+	}
+	if !o.watch && !o.watchOnly && len(args) == 0 && len(o.files.filenames) == 0 && o.files.kustomize == "" {
+		fmt.Fprintf(&k.errOut, "You must specify the type of resource to get. %s\n\n", suggestAPIResources)
+		return usageErrorf(cmd, "%s", "Required resource not specified.\nUse \"kubectl explain <resource>\" for a detailed description of that resource (e.g. kubectl explain pods).")
+	}
+	return nil
+}
+
+// validate is GetOptions.Validate.
+func (o *getOptions) validate() error {
 	if o.raw != "" {
 		if o.watch || o.watchOnly || o.labelSelector != "" {
 			return fmt.Errorf("--raw may not be specified with other flags that filter the server request or alter the output")
@@ -142,207 +148,20 @@ func (k *kubectl) runGet(cmd *command, o *getOptions, args []string) error {
 	if o.outputWatchEvents && !(o.watch || o.watchOnly) {
 		return fmt.Errorf("--output-watch-events option can only be used with --watch or --watch-only")
 	}
-	if o.raw != "" {
-		return k.rawGet(o.raw)
-	}
-	if o.watch || o.watchOnly {
-		return &notSupportedError{what: "watching (-w/--watch)"}
-	}
-	if o.sortBy != "" {
-		return &notSupportedError{what: "--sort-by"}
-	}
-	if err := checkFileOptions(o.files); err != nil {
-		return err
-	}
-
-	bo := builderOptions{
-		namespace:          k.namespace,
-		allNamespaces:      o.allNamespaces,
-		labelSelector:      o.labelSelector,
-		fieldSelector:      o.fieldSelector,
-		allowEmptySelector: true,
-	}
-	accept := acceptJSON
-	if o.serverPrint && humanReadable {
-		accept = acceptTable
-	}
-
-	var results []getResult
-	var errs []error
-	singleItemImplied := false
-	if len(o.files.filenames) > 0 {
-		if len(args) > 0 {
-			return fmt.Errorf("when paths, URLs, or stdin is provided as input, you may not specify resource arguments as well")
-		}
-		infos, ferrs := k.readFiles(o.files, k.namespace, k.explicitNamespace, nil)
-		errs = append(errs, ferrs...)
-		infos, err := filterByLabels(infos, o.labelSelector)
-		if err != nil {
-			return err
-		}
-		singleItemImplied = len(o.files.filenames) == 1
-		for _, it := range infos {
-			body, err := k.getAs(it.mapping, it.namespace, it.name, o.subresource, accept)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			results = append(results, getResult{mapping: it.mapping, body: body})
-		}
-	} else {
-		sel, err := k.selectArgs(args, bo)
-		if err != nil {
-			return err
-		}
-		singleItemImplied = sel.singleItemImplied
-		if len(sel.lists) > 0 && o.subresource != "" {
-			return fmt.Errorf("subresource cannot be used when bulk resources are specified")
-		}
-		for _, m := range sel.lists {
-			pages, err := k.list(m, k.namespace, bo, o.chunkSize, accept, nil)
-			for _, p := range pages {
-				results = append(results, getResult{mapping: m, body: p})
-			}
-			if err != nil {
-				errs = append(errs, err)
-			}
-		}
-		for _, it := range sel.items {
-			body, err := k.getAs(it.mapping, it.namespace, it.name, o.subresource, accept)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			results = append(results, getResult{mapping: it.mapping, body: body})
-		}
-	}
-	if o.ignoreNotFound {
-		var kept []error
-		for _, e := range errs {
-			if !apierrors.IsNotFound(e) {
-				kept = append(kept, e)
-			}
-		}
-		errs = kept
-	}
-
-	if !humanReadable {
-		return k.printGeneric(o, results, errs, singleItemImplied)
-	}
-
-	// Human-readable: one table per resource type, a blank line between types.
-	if err := checkFormat(o.output, getAllowedFormats); err != nil && len(results) > 0 {
-		errs = append(errs, err)
-		return utilerrors.NewAggregate(errs)
-	}
-	printWithKind := o.showKind
-	if len(results) >= 2 {
-		for _, r := range results[1:] {
-			if r.mapping.gvk != results[0].mapping.gvk {
-				printWithKind = true
-			}
-		}
-	}
-	allNamespaced := !o.allNamespaces
-	written := 0
-	var (
-		lastMapping *mapping
-		printer     *tablePrinter
-		fallback    *metaPrinter
-		block       bytes.Buffer
-		ready       bool
-	)
-	flush := func() {
-		if block.Len() == 0 {
-			return
-		}
-		var out bytes.Buffer
-		tw := newTabWriter(&out)
-		_, _ = tw.Write(block.Bytes())
-		_ = tw.Flush()
-		block.Reset()
-		if out.Len() == 0 {
-			return
-		}
-		if ready {
-			k.out.WriteString("\n")
-			written++
-			ready = false
-		}
-		written += out.Len()
-		k.out.Write(out.Bytes())
-	}
-	for _, r := range results {
-		m := r.mapping
-		allNamespaced = allNamespaced && m.namespaced
-		if printer == nil || lastMapping == nil || m.gvr != lastMapping.gvr {
-			flush()
-			if lastMapping != nil && !o.noHeaders && written > 0 {
-				ready = true
-			}
-			printer = &tablePrinter{opts: printOptions{
-				noHeaders:     o.noHeaders,
-				wide:          o.output == "wide",
-				withNamespace: o.allNamespaces && m.namespaced,
-				withKind:      printWithKind,
-				kind:          m.gvk.GroupKind(),
-				showLabels:    o.showLabels,
-				columnLabels:  o.labelColumns,
-			}}
-			fallback = &metaPrinter{opts: printer.opts}
-			lastMapping = m
-		}
-		if t, ok := decodeTable(r.body); ok {
-			printer.printTable(t, &block)
-			continue
-		}
-		// The server did not answer with a Table: kubectl prints NAME and AGE from the object's metadata.
-		u, err := decodeObject(r.body)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		fallback.print(u, &block)
-	}
-	flush()
-	if written == 0 && !o.ignoreNotFound && len(errs) == 0 {
-		if allNamespaced {
-			fmt.Fprintf(&k.errOut, "No resources found in %s namespace.\n", k.namespace)
-		} else {
-			fmt.Fprintln(&k.errOut, "No resources found")
-		}
-	}
-	return utilerrors.NewAggregate(errs)
+	return nil
 }
 
-const suggestAPIResources = `Use "kubectl api-resources" for a complete list of supported resources.`
-
-// getAs fetches one object with the given Accept header, as resource.Info.Get does: when the object is not
-// found in a namespace other than default, kubectl asks for the namespace, and reports a missing namespace
-// rather than a missing object.
-func (k *kubectl) getAs(m *mapping, namespace, name, subresource, accept string) ([]byte, error) {
-	p := m.path(namespace, name)
-	if subresource != "" {
-		p += "/" + subresource
-	}
-	body, err := k.client.call(request{method: "GET", path: p, accept: accept, resource: m.gvr.GroupResource(), name: name})
-	if err != nil && apierrors.IsNotFound(err) && namespace != "" && namespace != "default" {
-		_, nsErr := k.client.call(request{method: "GET", path: "/api/v1/namespaces/" + namespace, accept: acceptJSON,
-			resource: schema.GroupResource{Resource: "namespaces"}, name: namespace})
-		if nsErr != nil && apierrors.IsNotFound(nsErr) {
-			return nil, nsErr
-		}
-	}
-	return body, err
+// humanReadable: get prints tables, not objects.
+func (o *getOptions) humanReadable() bool {
+	return (o.output == "" && o.template == "") || o.output == "wide"
 }
 
-// fetch is resource.Info.Get: the object, with the namespace check of getAs.
-func (k *kubectl) fetch(m *mapping, namespace, name, subresource string) (*unstructured.Unstructured, error) {
-	body, err := k.getAs(m, namespace, name, subresource, acceptJSON)
-	if err != nil {
-		return nil, err
+// accept is the Accept header of get's requests: Tables when get prints them from the server's columns.
+func (o *getOptions) accept() string {
+	if o.serverPrint && o.humanReadable() {
+		return acceptTable
 	}
-	return decodeObject(body)
+	return acceptJSON
 }
 
 // rawGet is kubectl get --raw: the response body as it is.
@@ -356,30 +175,127 @@ func (k *kubectl) rawGet(raw string) error {
 	return nil
 }
 
-// printGeneric prints -o json|yaml|name: one object alone when one was named, otherwise a v1 List.
-func (k *kubectl) printGeneric(o *getOptions, results []getResult, errs []error, singleItemImplied bool) error {
-	var items []*unstructured.Unstructured
+// printTables prints get's human-readable output: one table per resource type, a blank line between types,
+// and "No resources found" when nothing was printed.
+func (k *kubectl) printTables(o *getOptions, results []fetchedBody, errs []error) error {
+	if err := checkFormat(o.output, getAllowedFormats); err != nil && len(results) > 0 {
+		errs = append(errs, err)
+		return utilerrors.NewAggregate(errs)
+	}
+	withKind := o.showKind || mixedKinds(results)
+	w := &typeTables{out: &k.out}
+	var (
+		lastMapping *mapping
+		printer     *tablePrinter
+		fallback    *metaPrinter
+	)
 	for _, r := range results {
+		m := r.mapping
+		if printer == nil || lastMapping == nil || m.gvr != lastMapping.gvr {
+			w.endType(lastMapping != nil && !o.noHeaders)
+			printer = &tablePrinter{opts: o.printOptions(m, withKind)}
+			fallback = &metaPrinter{opts: printer.opts}
+			lastMapping = m
+		}
+		if t, ok := decodeTable(r.body); ok {
+			printer.printTable(t, &w.block)
+			continue
+		}
+		// The server did not answer with a Table: kubectl prints NAME and AGE from the object's metadata.
 		u, err := decodeObject(r.body)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if list, ok := u.Object["items"].([]interface{}); ok && u.IsList() {
-			for _, it := range list {
-				if m, ok := it.(map[string]interface{}); ok {
-					item := &unstructured.Unstructured{Object: m}
-					if item.GetKind() == "" && item.GetAPIVersion() == "" {
-						item.SetKind(strings.TrimSuffix(u.GetKind(), "List"))
-						item.SetAPIVersion(u.GetAPIVersion())
-					}
-					items = append(items, item)
-				}
-			}
-			continue
-		}
-		items = append(items, u)
+		fallback.print(u, &w.block)
 	}
+	w.flush()
+	if w.written == 0 && !o.ignoreNotFound && len(errs) == 0 {
+		k.noResourcesFound(!o.allNamespaces && allNamespaced(results))
+	}
+	return utilerrors.NewAggregate(errs)
+}
+
+// printOptions are the table printer's options for the resource type m.
+func (o *getOptions) printOptions(m *mapping, withKind bool) printOptions {
+	return printOptions{
+		noHeaders:     o.noHeaders,
+		wide:          o.output == "wide",
+		withNamespace: o.allNamespaces && m.namespaced,
+		withKind:      withKind,
+		kind:          m.gvk.GroupKind(),
+		showLabels:    o.showLabels,
+		columnLabels:  o.labelColumns,
+	}
+}
+
+// mixedKinds reports whether the results are of more than one kind: kubectl then prefixes names with it.
+func mixedKinds(results []fetchedBody) bool {
+	for _, r := range results {
+		if r.mapping.gvk != results[0].mapping.gvk {
+			return true
+		}
+	}
+	return false
+}
+
+// allNamespaced reports whether every result's type is namespaced, so that "No resources found" names the
+// namespace.
+func allNamespaced(results []fetchedBody) bool {
+	for _, r := range results {
+		if !r.mapping.namespaced {
+			return false
+		}
+	}
+	return true
+}
+
+// typeTables is where get's tables meet: each resource type's rows go through their own tab writer, and a
+// blank line separates a type's table from the one before.
+type typeTables struct {
+	out *stream
+	// block holds the current type's rows, not yet aligned.
+	block bytes.Buffer
+	// written counts what was printed, the blank lines included.
+	written int
+	// separate: the next table printed starts with a blank line.
+	separate bool
+}
+
+// endType prints the current type's table; separate says whether a table that follows is set apart by a
+// blank line (kubectl's printers do it when headers are printed).
+func (w *typeTables) endType(separate bool) {
+	w.flush()
+	if separate && w.written > 0 {
+		w.separate = true
+	}
+}
+
+// flush aligns and prints the rows so far.
+func (w *typeTables) flush() {
+	if w.block.Len() == 0 {
+		return
+	}
+	var out bytes.Buffer
+	tw := newTabWriter(&out)
+	_, _ = tw.Write(w.block.Bytes())
+	_ = tw.Flush()
+	w.block.Reset()
+	if out.Len() == 0 {
+		return
+	}
+	if w.separate {
+		w.out.WriteString("\n")
+		w.written++
+		w.separate = false
+	}
+	w.written += out.Len()
+	w.out.Write(out.Bytes())
+}
+
+// printGeneric prints -o json|yaml|name: one object alone when one was named, otherwise a v1 List.
+func (k *kubectl) printGeneric(o *getOptions, results []fetchedBody, errs []error, singleItemImplied bool) error {
+	items, errs := flattenBodies(results, errs)
 	if len(errs) > 0 && singleItemImplied {
 		return utilerrors.NewAggregate(errs)
 	}
@@ -389,34 +305,16 @@ func (k *kubectl) printGeneric(o *getOptions, results []getResult, errs []error,
 	if err := checkFormat(o.output, getAllowedFormats); err != nil {
 		return err
 	}
-	p := &outputPrinter{format: o.output, showManagedFields: o.showManagedFields}
 	if singleItemImplied && len(items) == 1 {
+		p := &outputPrinter{format: o.output, showManagedFields: o.showManagedFields}
 		if err := p.print(&k.out, items[0]); err != nil {
 			errs = append(errs, err)
 		}
 		return utilerrors.Reduce(utilerrors.Flatten(utilerrors.NewAggregate(errs)))
 	}
-	listItems := make([]interface{}, 0, len(items))
-	for _, it := range items {
-		obj := it.Object
-		if !o.showManagedFields && o.output != "name" {
-			obj = omitManagedFields(obj)
-		}
-		listItems = append(listItems, obj)
-	}
-	list := map[string]interface{}{
-		"apiVersion": "v1",
-		"kind":       "List",
-		"metadata":   map[string]interface{}{"resourceVersion": ""},
-		"items":      listItems,
-	}
 	switch strings.ToLower(o.output) {
-	case "json":
-		if err := printJSON(&k.out, list); err != nil {
-			errs = append(errs, err)
-		}
-	case "yaml":
-		if err := printYAML(&k.out, list); err != nil {
+	case "json", "yaml":
+		if err := printList(&k.out, o.output, items, o.showManagedFields); err != nil {
 			errs = append(errs, err)
 		}
 	case "name":
@@ -425,6 +323,35 @@ func (k *kubectl) printGeneric(o *getOptions, results []getResult, errs []error,
 		}
 	}
 	return utilerrors.Reduce(utilerrors.Flatten(utilerrors.NewAggregate(errs)))
+}
+
+// flattenBodies decodes the bodies into objects, the items of lists one by one (with the kind the list
+// implies when an item has none); errors of bodies that do not decode are added to errs.
+func flattenBodies(results []fetchedBody, errs []error) ([]*unstructured.Unstructured, []error) {
+	var items []*unstructured.Unstructured
+	for _, r := range results {
+		u, err := decodeObject(r.body)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		list, ok := u.Object["items"].([]interface{})
+		if !ok || !u.IsList() {
+			items = append(items, u)
+			continue
+		}
+		for _, it := range list {
+			if m, ok := it.(map[string]interface{}); ok {
+				item := &unstructured.Unstructured{Object: m}
+				if item.GetKind() == "" && item.GetAPIVersion() == "" {
+					item.SetKind(strings.TrimSuffix(u.GetKind(), "List"))
+					item.SetAPIVersion(u.GetAPIVersion())
+				}
+				items = append(items, item)
+			}
+		}
+	}
+	return items, errs
 }
 
 // metaPrinter is the printer kubectl falls back to for objects the server did not turn into a Table:
@@ -482,6 +409,3 @@ func translateTimestampSince(ts metav1.Time) string {
 	}
 	return duration.HumanDuration(time.Since(ts.Time))
 }
-
-// jsonUnmarshal decodes JSON, ignoring what does not fit.
-func jsonUnmarshal(data []byte, v interface{}) error { return json.Unmarshal(data, v) }

@@ -18,8 +18,6 @@ type command struct {
 	Short string
 	// SuggestFor are words that suggest this command when typed as an unknown command.
 	SuggestFor []string
-	// DisableFlagsInUseLine is kept from kubectl's definitions; the playground prints no usage.
-	DisableFlagsInUseLine bool
 	// DisableFlagParsing hands every argument to RunE.
 	DisableFlagParsing bool
 	// RunE runs the command; nil for a command that only exists to be suggested.

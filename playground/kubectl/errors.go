@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/spf13/pflag"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -167,4 +168,28 @@ type noResourceMatchError struct{ resource string }
 
 func (e *noResourceMatchError) Error() string {
 	return fmt.Sprintf("the server doesn't have a resource type %q", e.resource)
+}
+
+// flagErrorFunc is kubectl's: the pflag error and where to find usage.
+func flagErrorFunc(c *command, err error) error {
+	if errors.Is(err, pflag.ErrHelp) {
+		return &helpError{cmd: c}
+	}
+	return fmt.Errorf("%s\nSee '%s --help' for usage.", err, c.CommandPath())
+}
+
+// usageErrorf is cmdutil.UsageErrorf.
+func usageErrorf(cmd *command, format string, args ...interface{}) error {
+	return fmt.Errorf("%s\nSee '%s -h' for help and examples", fmt.Sprintf(format, args...), cmd.CommandPath())
+}
+
+// withoutNotFound drops the NotFound errors: what --ignore-not-found forgives.
+func withoutNotFound(errs []error) []error {
+	var kept []error
+	for _, e := range errs {
+		if !apierrors.IsNotFound(e) {
+			kept = append(kept, e)
+		}
+	}
+	return kept
 }

@@ -199,8 +199,8 @@ func (k *kubectl) newTree() *tree {
 		"patch":         k.newPatchCommand,
 		"replace":       k.newReplaceCommand,
 		"wait":          k.newWaitCommand,
-		"label":         func() *command { return k.newLabelCommand("label") },
-		"annotate":      func() *command { return k.newLabelCommand("annotate") },
+		"label":         k.newLabelCommand,
+		"annotate":      k.newAnnotateCommand,
 		"version":       k.newVersionCommand,
 		"api-versions":  k.newAPIVersionsCommand,
 		"api-resources": k.newAPIResourcesCommand,
@@ -224,40 +224,6 @@ func (k *kubectl) newTree() *tree {
 		t.add(c)
 	}
 	return t
-}
-
-// flagErrorFunc is kubectl's: the pflag error and where to find usage.
-func flagErrorFunc(c *command, err error) error {
-	if errors.Is(err, pflag.ErrHelp) {
-		return &helpError{cmd: c}
-	}
-	return fmt.Errorf("%s\nSee '%s --help' for usage.", err, c.CommandPath())
-}
-
-// usageErrorf is cmdutil.UsageErrorf.
-func usageErrorf(cmd *command, format string, args ...interface{}) error {
-	return fmt.Errorf("%s\nSee '%s -h' for help and examples", fmt.Sprintf(format, args...), cmd.CommandPath())
-}
-
-// addGlobalFlags registers kubectl's global flags. Only --namespace changes what the playground does; the
-// others are accepted so that command lines copied from a terminal work.
-func addGlobalFlags(f *pflag.FlagSet, namespace *string) {
-	f.StringVarP(namespace, "namespace", "n", "", "If present, the namespace scope for this CLI request")
-	for _, name := range []string{"kubeconfig", "cache-dir", "client-certificate", "client-key", "token", "as", "as-uid",
-		"username", "password", "cluster", "user", "context", "tls-server-name", "certificate-authority",
-		"proxy-url", "profile-output", "kuberc", "vmodule"} {
-		f.String(name, "", "")
-	}
-	f.StringP("server", "s", "", "")
-	f.StringArray("as-group", nil, "")
-	f.Bool("insecure-skip-tls-verify", false, "")
-	f.Bool("disable-compression", false, "")
-	f.Bool("match-server-version", false, "")
-	f.Bool("warnings-as-errors", false, "")
-	f.String("request-timeout", "0", "")
-	f.String("profile", "none", "")
-	f.Duration("log-flush-frequency", 0, "")
-	f.StringP("v", "v", "0", "")
 }
 
 const helpNote = "(The playground's kubectl does not reproduce kubectl's full help; see https://kubernetes.io/docs/reference/kubectl/.)"

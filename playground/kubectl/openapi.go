@@ -3,8 +3,9 @@ package kubectl
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
-	"sort"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -98,7 +99,7 @@ func patchOperation(doc map[string]interface{}, gvk schema.GroupVersionKind) map
 	paths, _ := doc["paths"].(map[string]interface{})
 	// Go's map order is random; kubectl ranges over the same map, and every PATCH operation of a kind
 	// carries the same parameters, so any match will do. Sorting keeps the playground deterministic.
-	for _, p := range sortedKeys(paths) {
+	for _, p := range slices.Sorted(maps.Keys(paths)) {
 		item, _ := paths[p].(map[string]interface{})
 		op, _ := item["patch"].(map[string]interface{})
 		if op == nil {
@@ -161,15 +162,6 @@ func (k *kubectl) supportsStrategicMergePatch(gvk schema.GroupVersionKind) bool 
 	return ok
 }
 
-func sortedKeys(m map[string]interface{}) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // listCRDsOnce is the CRD finder of kubectl's field validation check: one list of the CRDs per command.
 func (k *kubectl) listCRDsOnce() {
 	if k.crdsListed {
@@ -177,4 +169,13 @@ func (k *kubectl) listCRDsOnce() {
 	}
 	k.crdsListed = true
 	_, _ = k.client.do(request{method: "GET", path: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", accept: acceptJSON})
+}
+
+// fetchOpenAPIV2 requests /openapi/v2 as kubectl's OpenAPI v2 getter does; the answer is not needed.
+func (k *kubectl) fetchOpenAPIV2() {
+	if k.openapiV2Fetched {
+		return
+	}
+	k.openapiV2Fetched = true
+	_, _ = k.client.do(request{method: "GET", path: "/openapi/v2", query: timeoutQuery(), accept: "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"})
 }

@@ -361,6 +361,28 @@ func omitManagedFields(obj map[string]interface{}) map[string]interface{} {
 	return u.Object
 }
 
+// printList prints objects as the JSON or YAML printer prints a v1 List of them.
+func printList(w io.Writer, format string, items []*unstructured.Unstructured, showManagedFields bool) error {
+	objs := make([]interface{}, 0, len(items))
+	for _, it := range items {
+		obj := it.Object
+		if !showManagedFields {
+			obj = omitManagedFields(obj)
+		}
+		objs = append(objs, obj)
+	}
+	list := map[string]interface{}{
+		"apiVersion": "v1",
+		"kind":       "List",
+		"metadata":   map[string]interface{}{"resourceVersion": ""},
+		"items":      objs,
+	}
+	if strings.ToLower(format) == "json" {
+		return printJSON(w, list)
+	}
+	return printYAML(w, list)
+}
+
 // printName is the name printer: kind.group/name and the operation ("created", "configured"...).
 func printName(w io.Writer, gk schema.GroupKind, name, operation string, short bool) {
 	if name == "" {
@@ -449,6 +471,27 @@ func (p *outputPrinter) print(w io.Writer, u *unstructured.Unstructured) error {
 		printName(w, objectGroupKind(u), u.GetName(), p.operation, false)
 		return nil
 	}
+}
+
+// withDryRun is PrintFlagsWithDryRunStrategy: the operation printed after the name.
+func withDryRun(operation string, d dryRun) string {
+	switch d {
+	case dryRunClient:
+		return operation + " (dry run)"
+	case dryRunServer:
+		return operation + " (server dry run)"
+	}
+	return operation
+}
+
+// noResourcesFound is what get and describe print when they found nothing to print, naming the
+// namespace when every type asked for is namespaced.
+func (k *kubectl) noResourcesFound(inNamespace bool) {
+	if inNamespace {
+		fmt.Fprintf(&k.errOut, "No resources found in %s namespace.\n", k.namespace)
+		return
+	}
+	fmt.Fprintln(&k.errOut, "No resources found")
 }
 
 // notSupportedError is the playground's own error for kubectl features it does not emulate.
