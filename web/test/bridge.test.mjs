@@ -1,45 +1,19 @@
 // Tests of the wasm bridge (wasm/main_js.go) under node: the engine's globalThis.crdplay as the worker sees it,
 // without a browser. Needs the built site: go run ./tools/webbuild -test (CRDPLAY_WEB_DIR overrides
 // build/web). Run: node --test web/test/
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { root, startEngine } from './harness.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const webDir = path.resolve(root, process.env.CRDPLAY_WEB_DIR ?? 'build/web');
 const crdYAML = readFileSync(path.join(root, 'testdata/oracle/basic-crontab/crd.yaml'), 'utf8');
 const webhookCRD = readFileSync(path.join(root, 'testdata/oracle/webhook-conversion-unreachable/crd.yaml'), 'utf8');
 
 const crds = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 const crontabs = '/apis/stable.example.com/v1/namespaces/default/crontabs';
 
-/** @type {import('../static/crdplay.d.ts').Crdplay} */
-let crdplay;
-let exited = false;
-
-before(async () => {
-  const assets = JSON.parse(readFileSync(path.join(webDir, 'manifest.json'), 'utf8'));
-  const wasm = path.join(webDir, assets['crdplay.wasm']);
-  if (!existsSync(wasm)) {
-    throw new Error(`${wasm} is missing: build it with go run ./tools/webbuild -test`);
-  }
-  // wasm_exec.js as the browser gets it (copied next to the wasm), a classic script that defines globalThis.Go.
-  createRequire(import.meta.url)(path.join(webDir, assets['wasm_exec.js']));
-  const go = new globalThis.Go();
-  const { instance } = await WebAssembly.instantiate(readFileSync(wasm), go.importObject);
-  go.run(instance).then(() => { exited = true; });
-  crdplay = globalThis.crdplay;
-  assert.ok(crdplay, 'main did not set globalThis.crdplay');
-});
-
-after(() => {
-  // The Go program never ends by itself (it serves until the page goes), and a pending Go timer would keep
-  // node waiting: leave once the tests have reported.
-  setTimeout(() => process.exit(process.exitCode ?? 0), 100).unref();
-});
+const { crdplay, exited } = await startEngine();
 
 /** Sends a request with a JSON or YAML body. */
 function send(method, p, body, contentType = 'application/json') {
@@ -130,7 +104,7 @@ test('malformed requests reject with {error}, and the bridge goes on serving', a
   const r = await crdplay.request({ path: '/version' });
   assert.equal(r.status, 200);
   assert.equal(JSON.parse(r.body).gitVersion, 'v1.37.2');
-  assert.equal(exited, false);
+  assert.equal(exited(), false);
 });
 
 test('watch: refused without timeoutSeconds, collected with it', async () => {
@@ -234,7 +208,7 @@ test('conversion webhook: the page converts, awaited from inside the engine', as
   assert.equal(r.status, 500, r.body);
   assert.match(JSON.parse(r.body).message, /thrown synchronously/);
   assert.equal(crdplay.setWebhook(null), undefined);
-  assert.equal(exited, false);
+  assert.equal(exited(), false);
 });
 
 test('reset empties the store', async () => {

@@ -1,41 +1,18 @@
 // Tests of crdplay.evaluate (wasm/main_js.go over crdplay/playground) under node: the playground's results as
 // the worker gets them, JSON in and a Promise of JSON out. Needs the built site, as bridge.test.mjs: go run
 // ./tools/webbuild -test (CRDPLAY_WEB_DIR overrides build/web). Run: node --test web/test/evaluate.test.mjs
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { root, startEngine } from './harness.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const webDir = path.resolve(root, process.env.CRDPLAY_WEB_DIR ?? 'build/web');
 const oracle = (p) => readFileSync(path.join(root, 'testdata/oracle', p), 'utf8');
 const crdYAML = oracle('basic-crontab/crd.yaml');
 const webhookCRD = oracle('webhook-conversion-unreachable/crd.yaml');
 
-/** @type {import('../static/crdplay.d.ts').CrdplayEngine} */
-let crdplay;
-let exited = false;
-
-before(async () => {
-  const assets = JSON.parse(readFileSync(path.join(webDir, 'manifest.json'), 'utf8'));
-  const wasm = path.join(webDir, assets['crdplay.wasm']);
-  if (!existsSync(wasm)) {
-    throw new Error(`${wasm} is missing: build it with go run ./tools/webbuild -test`);
-  }
-  createRequire(import.meta.url)(path.join(webDir, assets['wasm_exec.js']));
-  const go = new globalThis.Go();
-  const { instance } = await WebAssembly.instantiate(readFileSync(wasm), go.importObject);
-  go.run(instance).then(() => { exited = true; });
-  crdplay = /** @type {any} */ (globalThis.crdplay);
-  assert.equal(typeof crdplay?.evaluate, 'function', 'the bridge has no evaluate');
-});
-
-after(() => {
-  // The Go program serves until the page goes: leave once the tests have reported.
-  setTimeout(() => process.exit(process.exitCode ?? 0), 100).unref();
-});
+const { crdplay, exited } = await startEngine();
+assert.equal(typeof crdplay.evaluate, 'function', 'the bridge has no evaluate');
 
 /**
  * @param {import('../static/crdplay.d.ts').CrdplayEvaluateInput} input
@@ -202,5 +179,5 @@ test('bad texts are diagnostics; malformed calls reject; the bridge goes on', as
   // The playground's engine is its own: the request() store saw none of it.
   const r = await crdplay.request({ path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions' });
   assert.deepEqual(JSON.parse(r.body).items, []);
-  assert.equal(exited, false);
+  assert.equal(exited(), false);
 });

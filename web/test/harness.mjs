@@ -1,8 +1,11 @@
-// Shared by the browser tests and web/bench: the built site (tools/webbuild's build/web, CRDPLAY_WEB_DIR
-// overrides), served by the real crdplay-server on a free loopback port, and Debian's Chromium driven by
-// playwright-core over a fresh profile (a cold load: nothing cached).
+// Shared by the tests and web/bench: the built site (tools/webbuild's build/web, CRDPLAY_WEB_DIR overrides);
+// for the browser tests, served by the real crdplay-server on a free loopback port, with Debian's Chromium
+// driven by playwright-core over a fresh profile (a cold load: nothing cached); for the node tests, the
+// engine's wasm started in node.
 import { spawn, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { after } from 'node:test';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
@@ -67,4 +70,28 @@ export async function launch(options = {}) {
     rmSync(profile, { recursive: true, force: true });
   };
   return { context, page: context.pages()[0] ?? await context.newPage(), close };
+}
+
+/**
+ * Starts the site's crdplay.wasm in this node process, with the wasm_exec.js it was built with, as the worker
+ * starts it in a page, and resolves to the global its main sets (globalThis.crdplay, the engine itself: request,
+ * evaluate, kubectl...) and exited(), which is true once the Go program has ended (it never should: it serves
+ * until the page goes). Await it at the top of a test file, not in a hook: there it adds an after hook to the
+ * file's tests that makes the process leave once they have all reported, since the Go program's pending
+ * timers would keep node waiting.
+ * @returns {Promise<{crdplay: import('../static/crdplay.d.ts').CrdplayEngine, exited: () => boolean}>}
+ */
+export async function startEngine() {
+  const assets = manifest();
+  const wasm = path.join(webDir, assets['crdplay.wasm']);
+  if (!existsSync(wasm)) throw new Error(`${wasm} is missing: build it with go run ./tools/webbuild -test`);
+  // wasm_exec.js as the browser gets it (copied next to the wasm), a classic script that defines globalThis.Go.
+  createRequire(import.meta.url)(path.join(webDir, assets['wasm_exec.js']));
+  const go = new globalThis.Go();
+  const { instance } = await WebAssembly.instantiate(readFileSync(wasm), go.importObject);
+  let exited = false;
+  go.run(instance).then(() => { exited = true; });
+  after(() => { setTimeout(() => process.exit(process.exitCode ?? 0), 100).unref(); });
+  if (!globalThis.crdplay) throw new Error('main did not set globalThis.crdplay');
+  return { crdplay: /** @type {any} */ (globalThis.crdplay), exited: () => exited };
 }

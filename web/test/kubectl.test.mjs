@@ -3,44 +3,21 @@
 // (playground/kubectl/script_test.go); here the bridge: its input forms, the result's shape, the store it
 // shares with request(), and its refusals. Needs the built site: go run ./tools/webbuild -test
 // (CRDPLAY_WEB_DIR overrides build/web). Run: node --test web/test/
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { root, startEngine } from './harness.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const webDir = path.resolve(root, process.env.CRDPLAY_WEB_DIR ?? 'build/web');
 const testFiles = path.join(root, 'playground/kubectl/testdata/files');
 const files = {
   'crd.yaml': readFileSync(path.join(testFiles, 'crontab-crd.yaml'), 'utf8'),
   'objects.yaml': readFileSync(path.join(testFiles, 'my-crontab.yaml'), 'utf8'),
 };
 
-/** @type {import('../static/crdplay.d.ts').CrdplayEngine} */
-let crdplay;
-
-before(async () => {
-  const assets = JSON.parse(readFileSync(path.join(webDir, 'manifest.json'), 'utf8'));
-  const wasm = path.join(webDir, assets['crdplay.wasm']);
-  if (!existsSync(wasm)) {
-    throw new Error(`${wasm} is missing: build it with go run ./tools/webbuild -test`);
-  }
-  createRequire(import.meta.url)(path.join(webDir, assets['wasm_exec.js']));
-  const go = new globalThis.Go();
-  const { instance } = await WebAssembly.instantiate(readFileSync(wasm), go.importObject);
-  go.run(instance);
-  crdplay = globalThis.crdplay;
-  assert.ok(crdplay, 'main did not set globalThis.crdplay');
-  assert.equal(typeof crdplay.kubectl, 'function', 'the bridge has no kubectl');
-  await crdplay.reset();
-});
-
-after(() => {
-  // The Go program never ends by itself: leave once the tests have reported.
-  setTimeout(() => process.exit(process.exitCode ?? 0), 100).unref();
-});
+const { crdplay } = await startEngine();
+assert.equal(typeof crdplay.kubectl, 'function', 'the bridge has no kubectl');
+await crdplay.reset();
 
 test('apply, get and describe over the shared store', async () => {
   let res = await crdplay.kubectl({ args: 'kubectl apply -f crd.yaml', files });
