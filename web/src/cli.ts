@@ -1,9 +1,8 @@
 // The command line: kubectl's verbs through the engine's kubectl emulation (crdplay.kubectl, when the engine
 // build has it), and raw API requests ("GET /apis", "POST /path @objects") through crdplay.request. It works
 // on the store the last evaluation left, so "get" shows what the editors created.
-import type { CrdplayRequest, CrdplayResponse } from '../static/crdplay.d.ts';
-import type { Exchange } from './evaluate';
-import { h, prettyJSON } from './panes';
+import type { CrdplayKubectlResult, CrdplayRequest, CrdplayResponse } from '../static/crdplay.d.ts';
+import { h, prettyJSON, type Exchange } from './panes';
 
 export interface CLIHost {
   request(req: CrdplayRequest): Promise<CrdplayResponse>;
@@ -111,16 +110,6 @@ async function execute(line: string, host: CLIHost): Promise<string> {
   return `unknown command: ${argv[0]} (try "help")`;
 }
 
-/** kubectl's result as the engine's emulation (crdplay/playground/kubectl) returns it. */
-interface KubectlResult {
-  /** stdout and stderr interleaved as a terminal shows them (newer bridges). */
-  output?: string;
-  stdout: string;
-  stderr: string;
-  exitCode: number;
-  requests: { method: string; path: string; query?: string; requestHeaders?: Record<string, string>; requestBody?: string; status: number; responseHeaders?: Record<string, string>; responseBody?: string }[];
-}
-
 /**
  * The command line's kubectl over the bridge's crdplay.kubectl({args, files}): the command line and the
  * editors' files in, what kubectl printed and the requests it made out. It shares request()'s store.
@@ -128,12 +117,12 @@ interface KubectlResult {
 export function kubectlVia(call: (arg: unknown) => Promise<unknown>) {
   return async (commandLine: string, files: Record<string, string>) => {
     const raw = await call({ args: commandLine, files });
-    const r = (typeof raw === 'string' ? JSON.parse(raw) : raw) as KubectlResult;
+    const r = (typeof raw === 'string' ? JSON.parse(raw) : raw) as CrdplayKubectlResult;
     const requests: Exchange[] = (r.requests ?? []).map((x) => ({
       request: { method: x.method, path: x.path + (x.query ? `?${x.query}` : ''), headers: x.requestHeaders ?? {}, body: x.requestBody || undefined },
       response: { status: x.status, headers: x.responseHeaders ?? {}, body: x.responseBody ?? '' },
       ms: NaN,
     }));
-    return { output: r.output ?? (r.stdout ?? '') + (r.stderr ?? ''), exitCode: r.exitCode, requests };
+    return { output: r.output, exitCode: r.exitCode, requests };
   };
 }

@@ -3,7 +3,7 @@
 // text), in the CRD editor from the engine's OpenAPI document of CustomResourceDefinition itself.
 import { basicSetup } from 'codemirror';
 import { EditorView, hoverTooltip, keymap, type Tooltip } from '@codemirror/view';
-import { Compartment, EditorState, Prec, type Extension } from '@codemirror/state';
+import { Compartment, EditorState, Prec, type Extension, type Text } from '@codemirror/state';
 import { yaml } from '@codemirror/lang-yaml';
 import { HighlightStyle, syntaxHighlighting, syntaxTree } from '@codemirror/language';
 import { tags } from '@lezer/highlight';
@@ -11,7 +11,28 @@ import { setDiagnostics, lintGutter, type Diagnostic as CMDiagnostic } from '@co
 import { autocompletion, type CompletionContext, type CompletionResult } from '@codemirror/autocomplete';
 import { documents, mappingKeys, pathAt, toValue, valueNodeAt, type Segment } from './yaml';
 import { at, describe, keysOf, schemaFor, typeName, type KindSchema } from './schema';
-import type { Diagnostic, EditorId } from './evaluate';
+import type { CrdplayDiagnostic, CrdplaySource } from '../static/crdplay.d.ts';
+
+/** The editors, as the page's elements (crd-editor...) and permalinks name them. */
+export type EditorId = 'crd' | 'objects' | 'old';
+
+const editors: Record<CrdplaySource, EditorId> = { crds: 'crd', objects: 'objects', oldObjects: 'old' };
+
+/** The editor of a text the engine names. */
+export function editorOf(source: CrdplaySource): EditorId {
+  return editors[source] ?? 'objects';
+}
+
+/** A diagnostic's text as the page shows it: the field it names first, unless the message starts with it. */
+export function diagnosticText(d: CrdplayDiagnostic): string {
+  return d.field && !d.message.startsWith(d.field) && d.type !== 'Warning' ? `${d.field}: ${d.message}` : d.message;
+}
+
+/** The offset of a 1-based line and 1-based UTF-16 column (CodeMirror counts UTF-16 code units too). */
+function offset(doc: Text, line: number, column: number): number {
+  if (line > doc.lines) return doc.length;
+  return Math.min(doc.length, doc.line(Math.max(1, line)).from + Math.max(0, column - 1));
+}
 
 /** Colours from CSS variables, so that the editors follow the page's light or dark scheme. */
 const highlight = HighlightStyle.define([
@@ -38,8 +59,8 @@ const theme = EditorView.theme({
 
 export interface Editors {
   views: Record<EditorId, EditorView>;
-  /** Shows diagnostics (all editors' at once; each editor gets its own). */
-  show(diags: Diagnostic[]): void;
+  /** Shows the engine's diagnostics (all editors' at once; each editor gets its own). */
+  show(diags: CrdplayDiagnostic[]): void;
   text(id: EditorId): string;
   set(id: EditorId, text: string): void;
   setReadOnly(ro: boolean): void;
@@ -90,11 +111,15 @@ export function createEditors(initial: Record<EditorId, string>, opts: EditorOpt
     show(diags) {
       for (const id of Object.keys(views) as EditorId[]) {
         const view = views[id];
-        const len = view.state.doc.length;
-        const mine: CMDiagnostic[] = diags.filter((d) => d.editor === id).map((d) => ({
-          from: Math.min(d.from, len), to: Math.min(Math.max(d.to, d.from), len), severity: d.severity,
-          message: d.message, source: d.field ? `field ${d.field}` : undefined,
-        }));
+        const doc = view.state.doc;
+        const mine: CMDiagnostic[] = diags.filter((d) => editorOf(d.source) === id).map((d) => {
+          const from = offset(doc, d.line, d.column);
+          const to = Math.max(from + 1, offset(doc, d.endLine || d.line, d.endColumn || d.column + 1));
+          return {
+            from, to: Math.min(to, doc.length), severity: d.severity,
+            message: diagnosticText(d), source: d.field ? `field ${d.field}` : undefined,
+          };
+        });
         view.dispatch(setDiagnostics(view.state, mine));
       }
     },

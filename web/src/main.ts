@@ -3,17 +3,16 @@
 // worker with a progress bar; each edit re-evaluates once it is ready.
 import './style.css';
 import { install } from '../static/client.js';
-import type { CrdplayClient } from '../static/crdplay.d.ts';
-import { createEditors, type Editors } from './editors';
-import { evaluate, type Session, type Diagnostic, type EditorId, type Evaluation, type Exchange, type Mode } from './evaluate';
+import type { CrdplayClient, CrdplayDiagnostic, CrdplayEvaluateResult, CrdplayMode } from '../static/crdplay.d.ts';
+import { createEditors, editorOf, type EditorId, type Editors } from './editors';
+import { evaluate, type Session } from './evaluate';
 import { decode, encode, LinkError, type State } from './permalink';
 import { documents, toValue } from './yaml';
 import { kindSchemas, type KindSchema } from './schema';
 import { openAPIKinds } from './openapi';
 import { DEFAULT_EXAMPLE, loadExamples, type Example } from './examples';
-import { exchange, h, renderCEL, renderExplain, renderLog, renderResult, renderTable, renderVersions } from './panes';
+import { h, renderCEL, renderExplain, renderLog, renderResult, renderTable, renderVersions, traced, type Exchange } from './panes';
 import { kubectlVia, mountCLI } from './cli';
-import { evaluateGo, type GoSession } from './gosession';
 import { DEFAULT_WEBHOOK, Webhook } from './webhook';
 
 interface Assets {
@@ -22,7 +21,7 @@ interface Assets {
 
 const TABS = ['result', 'cel', 'table', 'versions', 'explain', 'cli', 'http'] as const;
 type Tab = (typeof TABS)[number];
-const MODES: Mode[] = ['create', 'update', 'status', 'scale', 'delete'];
+const MODES: CrdplayMode[] = ['create', 'update', 'status', 'scale', 'delete'];
 /** Typing pauses this long before an evaluation starts. */
 const DEBOUNCE_MS = 250;
 /** The HTTP log keeps this many exchanges. */
@@ -37,10 +36,13 @@ const params = new URLSearchParams(location.search);
 const app = {
   editors: null as unknown as Editors,
   client: null as unknown as CrdplayClient,
-  mode: 'create' as Mode,
+  mode: 'create' as CrdplayMode,
   tab: 'result' as Tab,
   webhookCode: DEFAULT_WEBHOOK,
-  evaluation: null as Evaluation | null,
+  /** The engine's last evaluation (crdplay.evaluate's result), as it came. */
+  evaluation: null as CrdplayEvaluateResult | null,
+  /** What the last evaluation leaves for the next (the CRD text installed, its explain trees). */
+  session: {} as Session,
   log: [] as Exchange[],
   wide: false,
   runs: 0,
@@ -92,7 +94,7 @@ function setTab(tab: string): void {
 
 // Panes are rendered when shown: an evaluation renders the result pane and the visible one, and marks the
 // others stale (the HTTP log and the explain tree can be large, and typing must stay fast). The explain pane
-// can show the page's reading of the CRD text before the first evaluation.
+// can show the page's reading of the CRD text before the first evaluation (or when the engine cannot start).
 const stale = new Set<Tab>(['explain']);
 /** What the explain pane shows now (the engine's trees or the page's kinds): the same is not rendered again. */
 let explainShown: unknown = null;
@@ -107,13 +109,13 @@ function renderPane(tab: Tab): void {
     case 'cli':
       return;
     case 'explain': {
-      // The engine's trees when its evaluator ran (kept across evaluations while the CRD text is the same);
-      // the page's reading of the CRD text otherwise (?via=requests, or no evaluation yet).
-      const src = ev?.explain ?? kinds();
+      // The engine's trees once it has evaluated (kept across evaluations while the CRD text is the same);
+      // the page's reading of the CRD text before.
+      const engine = app.session.explain;
+      const src = engine ?? kinds();
       if (src !== explainShown) {
         explainShown = src;
-        if (ev?.explain) renderExplain($('pane-explain')!, [], ev.explain);
-        else renderExplain($('pane-explain')!, src as KindSchema[]);
+        renderExplain($('pane-explain')!, engine ? [] : kinds(), engine);
       }
       return;
     }
@@ -136,7 +138,7 @@ $('tabs')?.addEventListener('click', (e) => {
   if (t) setTab(t.dataset.tab!);
 });
 function setMode(mode: string): void {
-  app.mode = (MODES as string[]).includes(mode) ? (mode as Mode) : 'create';
+  app.mode = (MODES as string[]).includes(mode) ? (mode as CrdplayMode) : 'create';
   const sel = $<HTMLSelectElement>('mode');
   if (sel) sel.value = app.mode;
   const old = $('old-frame');
@@ -296,9 +298,11 @@ app.client.ready.then(({ version, timings }) => {
   app.client.setWebhook(webhook.fn);
   void restored.then(() => run()).then(() => loadCRDSchema()).then(() => loadGallery());
 }, (err) => {
+  const message = `The engine could not start: ${err?.error ?? err?.message ?? String(err)}`;
   $('status')!.dataset.state = 'failed';
   $('engine')!.dataset.state = 'failed';
-  $('status')!.textContent = `The engine could not start: ${err.error}`;
+  $('status')!.textContent = message;
+  noResult(`${message}. Nothing can be evaluated; hover and completion still work from the CRD text.`);
 });
 
 /** CustomResourceDefinition's schema from the engine's own OpenAPI v3 document (kube-apiserver's, generated
@@ -315,8 +319,6 @@ async function loadCRDSchema(): Promise<void> {
 }
 
 // 7. Evaluation: debounced on edits, one at a time, the latest input wins.
-const session: Session = { created: [] };
-const goSession: GoSession = {};
 let timer = 0;
 let dirty = false;
 let running = false;
@@ -342,34 +344,39 @@ async function run(): Promise<void> {
   try {
     do {
       dirty = false;
-      const inputs = { crd: app.editors.text('crd'), objects: app.editors.text('objects'), old: app.editors.text('old'), mode: app.mode };
-      // The engine's own evaluator when the wasm has it (?via=requests forces the page's requests).
-      const ev = app.client.has('evaluate') && params.get('via') !== 'requests'
-        ? await evaluateGo((input) => app.client.call('evaluate', input), inputs, goSession)
-        : await evaluate(app.client, inputs, session);
+      if (!app.client.has('evaluate')) throw new Error('this engine build has no evaluator (crdplay.evaluate)');
+      const texts = { crd: app.editors.text('crd'), objects: app.editors.text('objects'), old: app.editors.text('old') };
+      const res = await evaluate((input) => app.client.call('evaluate', input), texts, app.mode, app.session);
       if (dirty) continue; // stale: the text changed meanwhile
-      show(ev);
+      show(res);
     } while (dirty);
   } catch (e: any) {
-    notice(`The evaluation failed: ${e?.error ?? e?.message ?? String(e)}`, 'error');
+    const message = `The evaluation failed: ${e?.error ?? e?.message ?? String(e)}`;
+    notice(message, 'error');
+    noResult(message);
   } finally {
     running = false;
     done();
   }
 }
 
-function show(ev: Evaluation): void {
+/** Says in the result pane why there is no result, while it has no evaluation to show: a blank pane would
+ * say nothing. */
+function noResult(message: string): void {
+  if (!app.evaluation) $('pane-result')?.replaceChildren(h('p', { class: 'error' }, message));
+}
+
+function show(res: CrdplayEvaluateResult): void {
   if (!app.evaluation) performance.mark('crdplay:first-result');
-  app.evaluation = ev;
+  app.evaluation = res;
   app.runs++;
-  app.editors.show(ev.diagnostics);
-  pushLog(ev.log);
+  app.editors.show(res.diagnostics);
+  pushLog((res.exchanges ?? []).map(traced));
   for (const t of TABS) stale.add(t);
   renderPane('result');
   renderPane(app.tab);
-  summarize(ev.diagnostics);
+  summarize(res.diagnostics);
   document.body.dataset.runs = String(app.runs);
-  document.body.dataset.via = ev.via;
   if (embed) {
     // "Open in crdplay" carries what the frame shows.
     void encode(state()).then((frag) => {
@@ -378,12 +385,12 @@ function show(ev: Evaluation): void {
     }, () => {});
   }
   const st = $('status');
-  if (st) st.dataset.evaluated = `${ev.ms.toFixed(1)}`;
+  if (st) st.dataset.evaluated = `${res.timings.total.toFixed(1)}`;
 }
 
-function summarize(diags: Diagnostic[]): void {
+function summarize(diags: CrdplayDiagnostic[]): void {
   for (const id of ['crd', 'objects', 'old'] as EditorId[]) {
-    const mine = diags.filter((d) => d.editor === id);
+    const mine = diags.filter((d) => editorOf(d.source) === id);
     const errors = mine.filter((d) => d.severity === 'error').length;
     const warnings = mine.filter((d) => d.severity === 'warning').length;
     const info = $(`${id}-info`);
@@ -435,7 +442,6 @@ void app.client.ready.then(() => {
 });
 void cli;
 renderLog($('pane-http')!, app.log);
-void exchange;
 
 // 9. The embed dialog.
 const dialog = $<HTMLDialogElement>('embed-dialog');

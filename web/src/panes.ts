@@ -1,8 +1,8 @@
-// Rendering of the results panes from an Evaluation. Plain DOM: the panes are lists and tables, and the page's
-// bundle stays small.
-import type { CrdplaySchemaNode } from '../static/crdplay.d.ts';
-import type { Diagnostic, Evaluation, Exchange, ObjectResult } from './evaluate';
-import type { ExplainKind } from './gosession';
+// Rendering of the results panes from the engine's evaluation (crdplay.evaluate's result, as it comes). Plain
+// DOM: the panes are lists and tables, and the page's bundle stays small.
+import type { CrdplayEvaluateResult, CrdplayExchange, CrdplayObjectResult, CrdplayRequest, CrdplayResponse, CrdplaySchemaNode } from '../static/crdplay.d.ts';
+import type { ExplainKind } from './evaluate';
+import { diagnosticText, editorOf } from './editors';
 import { stringify } from './yaml';
 import { describe, explainTree, rules, type KindSchema } from './schema';
 
@@ -29,28 +29,29 @@ function pre(text: string, cls = ''): HTMLElement {
 }
 
 /** The Result pane: acceptance of each CRD, then each object's outcome with its stored form. */
-export function renderResult(pane: HTMLElement, ev: Evaluation): void {
+export function renderResult(pane: HTMLElement, res: CrdplayEvaluateResult): void {
   const out: Node[] = [];
-  if (!ev.crds.length) out.push(h('p', { class: 'muted' }, 'No CustomResourceDefinition in the CRD editor.'));
-  for (const c of ev.crds) {
-    const sec = h('section', { class: `crd-result ${c.accepted ? 'accepted' : 'rejected'}`, 'data-crd': c.name });
-    sec.append(h('h3', {}, statusBadge(c.status), ` CustomResourceDefinition ${c.name}: `, c.accepted ? 'accepted' : 'rejected'));
+  if (!res.crds.length) out.push(h('p', { class: 'muted' }, 'No CustomResourceDefinition in the CRD editor.'));
+  for (const c of res.crds) {
+    const name = c.name ?? `document ${c.document + 1}`;
+    const sec = h('section', { class: `crd-result ${c.accepted ? 'accepted' : 'rejected'}`, 'data-crd': name });
+    sec.append(h('h3', {}, statusBadge(c.status), ` CustomResourceDefinition ${name}: `, c.accepted ? 'accepted' : 'rejected'));
     if (c.accepted) {
-      const spec = c.body?.spec ?? {};
-      const conds = (c.body?.status?.conditions ?? []).map((x: any) => `${x.type}=${x.status}${x.reason ? ` (${x.reason})` : ''}`);
-      const served = (spec.versions ?? []).filter((v: any) => v.served).map((v: any) => v.name + (v.storage ? ' (storage)' : ''));
+      const names = c.acceptedNames;
+      const conds = (c.conditions ?? []).map((x) => `${x.type}=${x.status}${x.reason ? ` (${x.reason})` : ''}`);
+      const served = c.versions.filter((v) => v.served).map((v) => v.name + (v.storage ? ' (storage)' : ''));
       sec.append(h('dl', { class: 'facts' },
-        h('dt', {}, 'kind'), h('dd', {}, `${spec.names?.kind ?? ''} (${spec.scope ?? ''}), plural ${spec.names?.plural ?? ''}` + (spec.names?.shortNames?.length ? `, short names ${spec.names.shortNames.join(', ')}` : '')),
+        h('dt', {}, 'kind'), h('dd', {}, `${names?.kind ?? ''} (${c.scope ?? ''}), plural ${names?.plural ?? ''}` + (names?.shortNames?.length ? `, short names ${names.shortNames.join(', ')}` : '')),
         h('dt', {}, 'served versions'), h('dd', {}, served.join(', ') || 'none'),
         h('dt', {}, 'conditions'), h('dd', {}, conds.join(', ') || 'none yet'),
       ));
     } else {
-      sec.append(statusBlock(c.body));
+      sec.append(statusBlock(c.error));
     }
-    for (const w of c.warnings) sec.append(h('p', { class: 'warning' }, `Warning: ${w}`));
+    for (const w of c.warnings ?? []) sec.append(h('p', { class: 'warning' }, `Warning: ${w}`));
     out.push(sec);
   }
-  for (const o of ev.objects) out.push(objectResult(o, ev.diagnostics.filter((d) => d.editor === 'objects' && d.doc === o.doc && (d.item ?? 0) === (o.item ?? 0))));
+  for (const o of res.objects) out.push(objectResult(o, res));
   pane.replaceChildren(...out);
 }
 
@@ -62,117 +63,136 @@ function statusBlock(body: any): HTMLElement {
   return box;
 }
 
-function objectResult(o: ObjectResult, diags: Diagnostic[]): HTMLElement {
+/** An object's name in the panes: its kind and name, or where it is in the text when it has no kind. */
+function objectTitle(o: CrdplayObjectResult): string {
+  return o.kind ? `${o.kind} ${o.name ?? ''}`.trim() : `document ${o.document + 1}` + (o.item ? `, items[${o.item - 1}]` : '');
+}
+
+/** What was sent for an object, with each answer's status: its old object's create (update, status), then
+ * the operation. */
+function steps(o: CrdplayObjectResult, res: CrdplayEvaluateResult): string {
+  const old = res.oldObjects.filter((x) => x.kind === o.kind && x.name === o.name && x.namespace === o.namespace);
+  return [
+    ...old.map((x) => `${x.seeded ? 'seed old' : 'create old'} ${x.status}`),
+    ...(o.operation ? [`${o.operation} ${o.status}`] : []),
+  ].join(' → ');
+}
+
+function objectResult(o: CrdplayObjectResult, res: CrdplayEvaluateResult): HTMLElement {
   const ok = o.status > 0 && o.status < 300;
-  const sec = h('section', { class: `object-result ${ok ? 'accepted' : 'rejected'}`, 'data-doc': String(o.doc), 'data-item': String(o.item ?? 0) });
-  sec.append(h('h3', {}, statusBadge(o.status), ` ${o.title}: `, o.steps.map((s) => `${s.what} ${s.status}`).join(' → ') || 'not sent'));
-  for (const w of o.warnings) sec.append(h('p', { class: 'warning' }, `Warning: ${w}`));
+  const sec = h('section', { class: `object-result ${ok ? 'accepted' : 'rejected'}`, 'data-doc': String(o.document), 'data-item': String(o.item ?? 0) });
+  sec.append(h('h3', {}, statusBadge(o.status), ` ${objectTitle(o)}: `, steps(o, res) || 'not sent'));
+  for (const w of o.warnings ?? []) sec.append(h('p', { class: 'warning' }, `Warning: ${w}`));
   if (o.status === 0) {
     // Never sent (a YAML error, no kind, a kind no CRD serves): say why, where, instead of an empty answer.
-    const errs = diags.filter((d) => d.severity === 'error');
+    const errs = res.diagnostics.filter((d) => d.source === o.source && d.document === o.document && (d.item ?? 0) === (o.item ?? 0) && d.severity === 'error');
     sec.append(errs.length
-      ? h('ul', { class: 'not-sent' }, ...errs.map((d) => h('li', {}, `line ${d.line}, column ${d.column}: ${d.message}`)))
+      ? h('ul', { class: 'not-sent' }, ...errs.map((d) => h('li', {}, `line ${d.line}, column ${d.column}: ${diagnosticText(d)}`)))
       : h('p', { class: 'muted' }, 'Not sent to the API.'));
     return sec;
   }
   if (!ok) {
-    sec.append(statusBlock(o.body));
+    // The API's Status: a refused update leaves the old object stored, but the answer is the refusal.
+    sec.append(statusBlock(o.response));
     return sec;
   }
-  if (o.body?.kind === 'Status') {
-    sec.append(h('p', {}, `${o.body.status ?? ''}: ${o.body.details?.name ?? ''} deleted`));
+  if (o.deleted) {
+    sec.append(h('p', {}, `Success: ${o.name ?? ''} deleted`));
     return sec;
   }
-  const marks = new Map<string, string>();
-  for (const p of o.defaulted) marks.set(p, 'defaulted');
-  const others = (o.marks ?? []).filter((m) => m.kind !== 'pruned' && m.kind !== 'defaulted');
+  // Server-set metadata (uid, creationTimestamp...) is marked too; the panes show the other marks.
+  const marks = o.marks.filter((m) => m.kind !== 'server');
+  const defaulted = marks.filter((m) => m.kind === 'defaulted').map((m) => m.path);
+  const pruned = marks.filter((m) => m.kind === 'pruned').map((m) => m.path);
+  const others = marks.filter((m) => m.kind !== 'pruned' && m.kind !== 'defaulted');
   sec.append(h('div', { class: 'marks' },
-    o.defaulted.length ? h('span', { class: 'mark defaulted' }, `defaulted: ${o.defaulted.join(', ')}`) : null,
-    o.pruned.length ? h('span', { class: 'mark pruned' }, `pruned: ${o.pruned.join(', ')}`) : null,
+    defaulted.length ? h('span', { class: 'mark defaulted' }, `defaulted: ${defaulted.join(', ')}`) : null,
+    pruned.length ? h('span', { class: 'mark pruned' }, `pruned: ${pruned.join(', ')}`) : null,
     ...others.map((m) => h('span', { class: `mark ${m.kind}` }, `${m.kind}: ${m.path}`)),
-    o.runtimeCost ? h('span', { class: 'mark cost' }, `CEL runtime cost ${o.runtimeCost.used} of ${o.runtimeCost.budget}`) : null,
+    o.cel ? h('span', { class: 'mark cost' }, `CEL runtime cost ${o.cel.used} of ${o.cel.budget}`) : null,
   ));
   let text: string;
   if (o.storedYAML) {
     // The engine's kubectl-style YAML; its marks carry their line in it.
     const lines = o.storedYAML.replace(/\n$/, '').split('\n');
-    for (const m of o.marks ?? []) {
+    for (const m of marks) {
       if (m.stored && m.kind !== 'pruned' && lines[m.stored.line - 1] !== undefined && !lines[m.stored.line - 1].includes('  # ')) {
         lines[m.stored.line - 1] += `  # ${m.kind}`;
       }
     }
     text = lines.join('\n') + '\n';
   } else {
-    const shown = structuredClone(o.body);
-    if (shown?.metadata) delete shown.metadata.managedFields;
-    text = stringify(shown, marks);
+    text = stringify(withoutManagedFields(o.stored ?? o.response), new Map(defaulted.map((p) => [p, 'defaulted'])));
   }
   const yaml = pre(text, 'stored');
   yaml.setAttribute('data-stored', '');
   sec.append(h('details', { open: true }, h('summary', {}, 'stored object (managedFields hidden)'), yaml));
-  if (o.scale) sec.append(h('details', {}, h('summary', {}, 'scale subresource'), pre(stringify(o.scale))));
+  if (o.operation === 'scale' && o.response) sec.append(h('details', {}, h('summary', {}, 'scale subresource'), pre(stringify(o.response))));
   return sec;
 }
 
-/** The CEL pane: every rule of every schema, and the engine's messages about rules. */
-export function renderCEL(pane: HTMLElement, kinds: KindSchema[], ev: Evaluation | null): void {
+/** The CEL pane: the engine's cost estimate of every rule of every CRD version, and the runtime cost of each
+ * object; the rules of the CRD text's schemas when the engine found no version. */
+export function renderCEL(pane: HTMLElement, kinds: KindSchema[], res: CrdplayEvaluateResult): void {
   const out: Node[] = [];
-  for (const k of kinds) {
-    const rs = rules(k.schema);
-    out.push(h('h3', {}, `${k.kind} ${k.version}: ${rs.length} rule${rs.length === 1 ? '' : 's'}`));
-    if (rs.length) out.push(h('table', { class: 'grid' }, h('tr', {}, h('th', {}, 'field'), h('th', {}, 'rule'), h('th', {}, 'message')),
-      ...rs.map((r) => h('tr', {}, h('td', {}, h('code', {}, r.path)), h('td', {}, h('code', {}, r.rule)), h('td', {}, r.message ?? '')))));
-  }
-  if (ev?.cel?.length) {
-    out.length = 0;
-    const lim = ev.celLimits;
-    if (lim) out.push(h('p', { class: 'muted' }, `Limits: ${lim.perExpression.toLocaleString()} per expression, ${lim.perCRD.toLocaleString()} per CRD (estimated); ${lim.runtimeBudget.toLocaleString()} at run time per object.`));
-    for (const c of ev.cel) {
+  const versions = res.crds.flatMap((c) => c.versions.map((v) => ({ crd: c.name ?? '', version: v.name, cost: v.cel })));
+  if (versions.length) {
+    const lim = res.celLimits;
+    out.push(h('p', { class: 'muted' }, `Limits: ${lim.perExpression.toLocaleString()} per expression, ${lim.perCRD.toLocaleString()} per CRD (estimated); ${lim.runtimeBudget.toLocaleString()} at run time per object.`));
+    for (const c of versions) {
       if (!c.cost?.rules?.length && !c.cost?.skipped) continue;
       out.push(h('h3', {}, `${c.crd} ${c.version}: estimated ${c.cost.total.toLocaleString()}${c.cost.exceedsLimit ? ' (over the limit)' : ''}`));
       if (c.cost.skipped) out.push(h('p', { class: 'muted' }, c.cost.skipped));
       out.push(h('table', { class: 'grid cel' },
         h('tr', {}, h('th', {}, 'field'), h('th', {}, 'rule'), h('th', { title: 'worst case of one evaluation × how many times it can run for one object' }, 'estimated cost'),
-          h('th', {}, `of ${lim ? lim.perExpression.toLocaleString() : 'the limit'}`)),
-        ...c.cost.rules.map((r) => h('tr', { class: r.exceedsLimit || r.error ? 'over' : '' },
+          h('th', {}, `of ${lim.perExpression.toLocaleString()}`)),
+        ...(c.cost.rules ?? []).map((r) => h('tr', { class: r.exceedsLimit || r.error ? 'over' : '' },
           h('td', {}, h('code', {}, r.self || r.field)),
           h('td', {}, h('code', {}, r.rule), r.transition ? h('span', { class: 'muted' }, r.optionalOldSelf ? ' (transition rule, optionalOldSelf)' : ' (transition rule: updates only)') : null),
           h('td', {}, `${r.maxCost.toLocaleString()} × ${r.cardinality.toLocaleString()}${r.cardinalityBounded ? '' : ' (no maxItems/maxProperties: estimated)'} = ${r.cost.toLocaleString()}`),
-          h('td', { class: r.error ? 'error' : '' }, r.error ?? (r.exceedsLimit ? 'exceeds the limit' : lim ? `${((r.cost / lim.perExpression) * 100).toPrecision(2)}%` : ''))))));
+          h('td', { class: r.error ? 'error' : '' }, r.error ?? (r.exceedsLimit ? 'exceeds the limit' : `${((r.cost / lim.perExpression) * 100).toPrecision(2)}%`))))));
     }
-    const runtime = ev.objects.filter((o) => o.runtimeCost);
+    const runtime = res.objects.filter((o) => o.cel);
     if (runtime.length) {
       out.push(h('h3', {}, 'Runtime cost of the objects'));
-      out.push(h('ul', {}, ...runtime.map((o) => h('li', {}, `${o.title}: ${o.runtimeCost!.used.toLocaleString()} of ${o.runtimeCost!.budget.toLocaleString()}`))));
+      out.push(h('ul', {}, ...runtime.map((o) => h('li', {}, `${objectTitle(o)}: ${o.cel!.used.toLocaleString()} of ${o.cel!.budget.toLocaleString()}`))));
+    }
+  } else {
+    for (const k of kinds) {
+      const rs = rules(k.schema);
+      out.push(h('h3', {}, `${k.kind} ${k.version}: ${rs.length} rule${rs.length === 1 ? '' : 's'}`));
+      if (rs.length) out.push(h('table', { class: 'grid' }, h('tr', {}, h('th', {}, 'field'), h('th', {}, 'rule'), h('th', {}, 'message')),
+        ...rs.map((r) => h('tr', {}, h('td', {}, h('code', {}, r.path)), h('td', {}, h('code', {}, r.rule)), h('td', {}, r.message ?? '')))));
     }
   }
-  const celMsgs = (ev?.diagnostics ?? []).filter((d) => /cost|CEL|rule|x-kubernetes-validations/i.test(d.message));
+  const celMsgs = res.diagnostics.map((d) => ({ d, text: diagnosticText(d) })).filter(({ text }) => /cost|CEL|rule|x-kubernetes-validations/i.test(text));
   if (celMsgs.length) {
     out.push(h('h3', {}, 'What the engine said about rules'));
-    out.push(h('ul', {}, ...celMsgs.map((d) => h('li', { class: d.severity }, `${d.editor} line ${d.line}: ${d.message}`))));
+    out.push(h('ul', {}, ...celMsgs.map(({ d, text }) => h('li', { class: d.severity }, `${editorOf(d.source)} line ${d.line}: ${text}`))));
   }
   if (!out.length) out.push(h('p', { class: 'muted' }, 'No x-kubernetes-validations rules in the schemas.'));
   pane.replaceChildren(...out);
 }
 
 /** The Table pane: kubectl get's table of each resource, wide or not. */
-export function renderTable(pane: HTMLElement, ev: Evaluation, wide: boolean, onWide: (w: boolean) => void): void {
+export function renderTable(pane: HTMLElement, res: CrdplayEvaluateResult, wide: boolean, onWide: (w: boolean) => void): void {
   const toggle = h('label', { class: 'toggle' }, h('input', { type: 'checkbox', id: 'table-wide', checked: wide }), ' wide (-o wide)');
   toggle.querySelector('input')!.addEventListener('change', (e) => onWide((e.target as HTMLInputElement).checked));
   const out: Node[] = [toggle];
-  for (const { title, table: t } of ev.tables) {
-    const cols = (t.columnDefinitions as any[]).map((c, i) => ({ ...c, i })).filter((c) => wide || !c.priority);
-    out.push(h('h3', {}, `kubectl get ${title}${wide ? ' -o wide' : ''}`));
+  for (const t of res.tables) {
+    if (t.status !== 200) continue;
+    const cols = t.columns.map((c, i) => ({ ...c, i })).filter((c) => wide || !c.priority);
+    out.push(h('h3', {}, `kubectl get ${t.crd} (${t.version})${wide ? ' -o wide' : ''}`));
     out.push(h('table', { class: 'grid kubectl' },
-      h('tr', {}, ...cols.map((c) => h('th', { title: c.description ?? '' }, String(c.name).toUpperCase()))),
-      ...(t.rows as any[]).map((r) => h('tr', {}, ...cols.map((c) => h('td', {}, cell(r.cells[c.i], c.format, c.type))))),
+      h('tr', {}, ...cols.map((c) => h('th', { title: c.description ?? '' }, c.name.toUpperCase()))),
+      ...t.rows.map((r) => h('tr', {}, ...cols.map((c) => h('td', {}, cell(r.cells[c.i], c.type))))),
     ));
   }
   if (out.length === 1) out.push(h('p', { class: 'muted' }, 'No object was stored, so there is nothing to list.'));
   pane.replaceChildren(...out);
 }
 
-function cell(v: unknown, _format: string, type: string): string {
+function cell(v: unknown, type: string): string {
   if (v === null || v === undefined) return '<none>';
   if (type === 'date' && typeof v === 'string' && Number.isFinite(Date.parse(v))) {
     // kubectl prints a date column as the age of the time it holds.
@@ -183,24 +203,25 @@ function cell(v: unknown, _format: string, type: string): string {
 }
 
 /** The Versions pane: each object read in every served version. */
-export function renderVersions(pane: HTMLElement, ev: Evaluation, webhookBox: HTMLElement): void {
+export function renderVersions(pane: HTMLElement, res: CrdplayEvaluateResult, webhookBox: HTMLElement): void {
   const out: Node[] = [];
-  const usesWebhook = ev.crds.some((c) => c.body?.spec?.conversion?.strategy === 'Webhook');
+  const usesWebhook = res.crds.some((c) => c.accepted && c.conversion === 'Webhook');
   out.push(h('p', { class: 'muted' }, usesWebhook
     ? 'Conversion strategy Webhook: the engine calls the JavaScript function below for every conversion.'
     : 'Conversion strategy None: only apiVersion changes between versions. With strategy Webhook, the function below converts.'));
-  for (const o of ev.objects) {
-    if (!o.versions.length) continue;
-    out.push(h('h3', {}, o.title));
+  for (const o of res.objects) {
+    if (!o.versions?.length) continue;
+    out.push(h('h3', {}, objectTitle(o)));
     out.push(h('div', { class: 'versions' }, ...o.versions.map((v) => h('div', { class: 'version' },
       h('h4', {}, statusBadge(v.status), ' ', v.version),
-      v.status < 300 ? pre(stringify(strip(v.body))) : statusBlock(v.body)))));
+      v.status < 300 ? pre(v.yaml ?? stringify(withoutManagedFields(v.object))) : statusBlock(v.object ?? { message: v.error })))));
   }
   out.push(webhookBox);
   pane.replaceChildren(...out);
 }
 
-function strip(o: any): any {
+/** An object without metadata.managedFields, as kubectl get -o yaml shows it. */
+function withoutManagedFields(o: any): any {
   const c = structuredClone(o);
   if (c?.metadata) delete c.metadata.managedFields;
   return c;
@@ -208,7 +229,8 @@ function strip(o: any): any {
 
 /**
  * The Explain pane: kubectl explain --recursive of each kind, with descriptions on demand. From the engine's
- * explain trees (engine) when its evaluator is in use, else from the page's own reading of the CRD text.
+ * explain trees (engine) once it has evaluated, else (the engine not there yet, or unable to start) from the
+ * page's own reading of the CRD text.
  */
 export function renderExplain(pane: HTMLElement, kinds: KindSchema[], engine?: ExplainKind[]): void {
   if (engine) {
@@ -388,6 +410,29 @@ function wrap(text: string, width: number): string[] {
   return lines;
 }
 
+/**
+ * One request and its answer in the HTTP log, which has the evaluations' requests (crdplay.evaluate's
+ * exchanges), the command line's raw requests and kubectl's: one shape for the three.
+ */
+export interface Exchange {
+  request: CrdplayRequest;
+  response: CrdplayResponse;
+  /** Milliseconds; NaN when the engine did not time it. */
+  ms: number;
+}
+
+/** An evaluation's exchange, for the log. */
+export function traced(x: CrdplayExchange): Exchange {
+  const headers: Record<string, string> = {};
+  if (x.contentType) headers['Content-Type'] = x.contentType;
+  if (x.accept) headers.Accept = x.accept;
+  return {
+    request: { method: x.method, path: x.path, headers, body: x.requestBody },
+    response: { status: x.status, headers: x.warnings?.length ? { Warning: x.warnings } : {}, body: x.body },
+    ms: NaN,
+  };
+}
+
 /** The HTTP log: every request of the last evaluation and of the command line, with the exact answer. */
 export function renderLog(pane: HTMLElement, log: Exchange[]): void {
   pane.replaceChildren(
@@ -396,16 +441,15 @@ export function renderLog(pane: HTMLElement, log: Exchange[]): void {
   );
 }
 
-export function exchange(x: Exchange, i: number): HTMLElement {
+function exchange(x: Exchange, i: number): HTMLElement {
   const r = x.request;
   const headers = Object.entries(r.headers ?? {}).map(([k, v]) => `${k}: ${v}`).join('\n');
   const resp = x.response;
-  const body = resp ? prettyJSON(resp.body) : x.error ?? '';
-  const respHeaders = resp ? Object.entries(resp.headers).flatMap(([k, v]) => ([] as string[]).concat(v).map((vv) => `${k}: ${vv}`)).join('\n') : '';
+  const respHeaders = Object.entries(resp.headers).flatMap(([k, v]) => ([] as string[]).concat(v).map((vv) => `${k}: ${vv}`)).join('\n');
   return h('details', { class: 'exchange', 'data-i': String(i) },
-    h('summary', {}, resp ? statusBadge(resp.status) : h('span', { class: 'badge fault' }, 'ERR'), ` ${r.method ?? 'GET'} ${r.path}`, Number.isFinite(x.ms) ? h('span', { class: 'muted' }, ` ${x.ms.toFixed(1)} ms`) : null),
+    h('summary', {}, statusBadge(resp.status), ` ${r.method ?? 'GET'} ${r.path}`, Number.isFinite(x.ms) ? h('span', { class: 'muted' }, ` ${x.ms.toFixed(1)} ms`) : null),
     pre(`${r.method ?? 'GET'} ${r.path}\n${headers}${r.body ? '\n\n' + r.body : ''}`, 'request'),
-    pre(resp ? `HTTP ${resp.status}\n${respHeaders}\n\n${body}` : `bridge error: ${body}`, 'response'),
+    pre(`HTTP ${resp.status}\n${respHeaders}\n\n${prettyJSON(resp.body)}`, 'response'),
   );
 }
 

@@ -1,36 +1,33 @@
 // YAML as the editors need it, from the same Lezer tree CodeMirror highlights with: documents of a stream,
-// values of a document (for schema hover and for the pruned/defaulted marks), the node a field path names
-// (to put the engine's diagnostics at their line and column) and the field path at a position (hover,
-// completion). The engine parses the YAML it is sent with its own (Go) parser: these functions only place
-// and describe what it answered, so they never decide what is valid.
+// values of a document and the node a field path names (the kinds' schemas for hover, completion and the
+// explain pane before the engine is there), the field path at a position (hover, completion), and YAML text
+// of a JSON value (the panes). The engine parses the YAML it is sent with its own (Go) parser and places its
+// answers itself: these functions never decide what is valid.
 import { parser } from '@lezer/yaml';
 import type { SyntaxNode, Tree } from '@lezer/common';
 
-/** One document of a YAML stream: its text and where it starts in the whole text. */
+/** One non-empty document of a YAML stream: where it is in the whole text, and its top-level node. */
 export interface YamlDoc {
-  index: number;
   /** Offset of the document's first character in the stream. */
   from: number;
   to: number;
-  text: string;
-  /** The document's top-level node (BlockMapping, ...), or null for an empty document. */
-  node: SyntaxNode | null;
+  /** The document's top-level node (BlockMapping, ...). */
+  node: SyntaxNode;
 }
 
 /** A path segment: a mapping key or a sequence index. */
 export type Segment = string | number;
 
-export function parse(text: string): Tree {
+function parse(text: string): Tree {
   return parser.parse(text);
 }
 
 /**
- * The documents of a stream, skipping empty ones (only comments or whitespace), as kubectl does. index counts
- * documents as written (empty ones too), so that messages can say "document 2".
+ * The documents of a stream, skipping empty ones (only comments or whitespace), as kubectl does and as the
+ * engine numbers them.
  */
 export function documents(text: string, tree: Tree = parse(text)): YamlDoc[] {
   const docs: YamlDoc[] = [];
-  let index = 0;
   for (let doc = tree.topNode.firstChild; doc; doc = doc.nextSibling) {
     if (doc.name !== 'Document') continue;
     let node: SyntaxNode | null = null;
@@ -44,8 +41,7 @@ export function documents(text: string, tree: Tree = parse(text)): YamlDoc[] {
     let from = doc.from;
     const first = doc.firstChild;
     if (first?.name === 'DirectiveEnd') from = first.to;
-    if (node) docs.push({ index, from, to: doc.to, text: text.slice(from, doc.to), node });
-    index++;
+    if (node) docs.push({ from, to: doc.to, node });
   }
   return docs;
 }
@@ -195,79 +191,17 @@ function itemValue(item: SyntaxNode): SyntaxNode | null {
 }
 
 /**
- * Splits a Kubernetes field path as the API writes it ("spec.versions[0].schema.openAPIV3Schema.properties[spec]",
- * "metadata.labels[app.kubernetes.io/name]", "spec.list[2]") into segments. A bracketed part is an index when
- * it is a number, else a key.
+ * One segment down from a node: the value of the sequence item at an index, or of the mapping pair with a
+ * key ({next: null} for an empty one); null when the node has no such child.
  */
-export function splitPath(path: string): Segment[] {
-  const segs: Segment[] = [];
-  let i = 0;
-  let cur = '';
-  const flush = () => {
-    if (cur !== '') segs.push(cur);
-    cur = '';
-  };
-  while (i < path.length) {
-    const ch = path[i];
-    if (ch === '.') {
-      flush();
-      i++;
-    } else if (ch === '[') {
-      flush();
-      const end = path.indexOf(']', i);
-      if (end < 0) {
-        cur = path.slice(i);
-        break;
-      }
-      const inner = path.slice(i + 1, end);
-      segs.push(/^\d+$/.test(inner) ? Number(inner) : inner.replace(/^["']|["']$/g, ''));
-      i = end + 1;
-    } else {
-      cur += ch;
-      i++;
-    }
-  }
-  flush();
-  return segs;
-}
-
-/** Where a path is in a document: the deepest node reached and whether the whole path was found. */
-export interface Located {
-  from: number;
-  to: number;
-  /** False when the path goes deeper than the document (a missing field): from/to mark the last found part. */
-  exact: boolean;
-}
-
-/**
- * Finds the node a field path names in a document: the key of the last segment when it is a mapping key (the
- * place a reader looks for "spec.replicas"), the item for an index. Offsets are in the stream (doc.from added).
- */
-export function locate(text: string, doc: YamlDoc, path: Segment[]): Located {
-  let node = unwrap(doc.node);
-  let best: Located = { from: doc.node?.from ?? doc.from, to: doc.node ? lineEnd(text, doc.node.from) : doc.from, exact: path.length === 0 };
-  for (let i = 0; i < path.length && node; i++) {
-    const s = step(text, node, path[i]);
-    if (!s) return best;
-    best = { from: s.mark.from, to: s.mark.name === 'Item' ? lineEnd(text, s.mark.from) : s.mark.to, exact: i === path.length - 1 };
-    node = unwrap(s.next);
-  }
-  return best;
-}
-
-/**
- * One segment down from a node: the sequence item at an index, or the mapping pair with a key. next is the
- * value there (null for an empty one), mark what a reader looks at (the item, or the pair's key); null when
- * the node has no such child.
- */
-function step(text: string, node: SyntaxNode, seg: Segment): { next: SyntaxNode | null; mark: SyntaxNode } | null {
+function step(text: string, node: SyntaxNode, seg: Segment): { next: SyntaxNode | null } | null {
   if (typeof seg === 'number' && (node.name === 'BlockSequence' || node.name === 'FlowSequence')) {
     const it = items(node)[seg];
-    return it ? { next: itemValue(it), mark: it } : null;
+    return it ? { next: itemValue(it) } : null;
   }
   if (node.name === 'BlockMapping' || node.name === 'FlowMapping') {
     const p = pairs(node).find((pp) => pairKey(text, pp) === String(seg));
-    return p ? { next: pairValue(p), mark: p.getChild('Key') ?? p } : null;
+    return p ? { next: pairValue(p) } : null;
   }
   return null;
 }
@@ -290,11 +224,6 @@ export function valueNodeAt(text: string, doc: YamlDoc, path: Segment[]): Syntax
 export function mappingKeys(text: string, node: SyntaxNode | null): string[] {
   if (!node || (node.name !== 'BlockMapping' && node.name !== 'FlowMapping')) return [];
   return pairs(node).map((p) => pairKey(text, p)).filter((k): k is string => k !== null);
-}
-
-function lineEnd(text: string, pos: number): number {
-  const nl = text.indexOf('\n', pos);
-  return nl < 0 ? text.length : nl;
 }
 
 /** What is at a position of a document: the path of the mapping the position is in, and the key there. */
@@ -370,46 +299,6 @@ export function pathAt(text: string, tree: Tree, pos: number): PathAt | null {
   }
   if (inValue && key !== undefined) segs.push(key);
   return { path: segs, key: inValue ? undefined : key, inValue, from, to };
-}
-
-/** Every field path a value has (objects' keys and arrays' indexes), as dotted/bracketed strings. */
-export function fieldPaths(v: unknown, prefix = '', out: string[] = []): string[] {
-  if (Array.isArray(v)) {
-    v.forEach((x, i) => {
-      const p = `${prefix}[${i}]`;
-      out.push(p);
-      fieldPaths(x, p, out);
-    });
-  } else if (v && typeof v === 'object') {
-    for (const [k, x] of Object.entries(v)) {
-      const p = /^[A-Za-z_$][\w$-]*$/.test(k) ? (prefix ? `${prefix}.${k}` : k) : `${prefix}[${k}]`;
-      out.push(p);
-      fieldPaths(x, p, out);
-    }
-  }
-  return out;
-}
-
-/** Line (1-based) and column (1-based) of an offset. */
-export function lineCol(text: string, pos: number): { line: number; column: number } {
-  let line = 1;
-  let last = -1;
-  for (let i = text.indexOf('\n'); i >= 0 && i < pos; i = text.indexOf('\n', i + 1)) {
-    line++;
-    last = i;
-  }
-  return { line, column: pos - last };
-}
-
-/** Offset of a 1-based line and column. */
-export function offsetOf(text: string, line: number, column: number): number {
-  let pos = 0;
-  for (let l = 1; l < line; l++) {
-    const nl = text.indexOf('\n', pos);
-    if (nl < 0) return text.length;
-    pos = nl + 1;
-  }
-  return Math.min(text.length, pos + Math.max(0, column - 1));
 }
 
 /** YAML text of a JSON value, in the block style kubectl prints, with a comment per marked path. */

@@ -2,8 +2,9 @@
 // (editors first, then the engine), an edit shows the engine's error inline at the right line, fixing it shows
 // the stored object, schema hover and completion (the objects' schemas, and CustomResourceDefinition's own from
 // the engine's OpenAPI document in the CRD editor), the engine's explain tree, a permalink round trip (and the
-// links it must refuse), the embed route in an iframe, and the command line. Screenshots go to test-results/
-// (listed in the report).
+// links it must refuse), the embed route in an iframe, the command line, and a page whose engine cannot start.
+// Every evaluation is the engine's (crdplay.evaluate): the tests that edit check that it alone answered.
+// Screenshots go to test-results/ (listed in the report).
 //
 // Needs what oracle.spec.mjs needs. Run: node --test web/test/
 import { test, before, after } from 'node:test';
@@ -25,6 +26,33 @@ const evaluated = (after, p = page) => p.waitForFunction((n) => Number(document.
 const runs = (p = page) => p.evaluate(() => Number(document.body.dataset.runs ?? 0));
 const setEditor = (id, text, p = page) => p.evaluate(([i, t]) => window.crdplayPlayground.editors.set(i, t), [id, text]);
 const editorText = (id, p = page) => p.evaluate((i) => window.crdplayPlayground.editors.text(i), id);
+
+/**
+ * Runs action (an edit that starts an evaluation) with the page's calls into the engine recorded, waits for
+ * the evaluation, and returns the calls: ['call evaluate'] when crdplay.evaluate alone answered, without a
+ * request of the page's own.
+ */
+async function engineCalls(action) {
+  await page.evaluate(() => {
+    const client = window.crdplayPlayground.client;
+    const call = client.call.bind(client);
+    const request = client.request.bind(client);
+    window.engineCalls = [];
+    client.call = (method, arg) => { window.engineCalls.push(`call ${method}`); return call(method, arg); };
+    client.request = (req) => { window.engineCalls.push(`request ${req.method ?? 'GET'} ${req.path}`); return request(req); };
+  });
+  try {
+    const n = await runs();
+    await action();
+    await evaluated(n);
+    return await page.evaluate(() => window.engineCalls);
+  } finally {
+    await page.evaluate(() => {
+      delete window.crdplayPlayground.client.call;
+      delete window.crdplayPlayground.client.request;
+    });
+  }
+}
 
 before(async () => {
   mkdirSync(resultsDir, { recursive: true });
@@ -70,6 +98,10 @@ test('cold load: editors at once, then the engine, then results', async (t) => {
     stored: document.querySelector('[data-stored]')?.textContent ?? '',
   }));
   assert.equal(state.status, 'ready');
+  // The evaluation is crdplay.evaluate's result, as it came (playground.Result: its revision, its timings).
+  const ev = await page.evaluate(() => window.crdplayPlayground.evaluation);
+  assert.match(ev.crdRevision, /\S/);
+  assert.equal(typeof ev.timings.total, 'number');
   assert.ok(state.progress[0] > 1e6 && state.progress[0] === state.progress[1], `progress ${state.progress}`);
   assert.match(state.result, /CustomResourceDefinition crontabs\.stable\.example\.com: accepted/);
   // The default example's object: replicas defaulted by the schema, the unknown field pruned with a warning.
@@ -81,16 +113,15 @@ test('cold load: editors at once, then the engine, then results', async (t) => {
 });
 
 test('an edit shows the engine\'s error inline at its line; fixing it shows the stored object', async () => {
-  let n = await runs();
-  await setEditor('objects', objectsWith('"not a cron spec"'));
-  await evaluated(n);
+  // crdplay.evaluate answers the edit, alone.
+  assert.deepEqual(await engineCalls(() => setEditor('objects', objectsWith('"not a cron spec"'))), ['call evaluate']);
   // The 422's cause for spec.cronSpec, placed on line 6 of the objects editor, as CodeMirror shows it.
-  const diag = await page.evaluate(() => window.crdplayPlayground.evaluation.diagnostics.filter((d) => d.editor === 'objects' && d.severity === 'error'));
+  const diag = await page.evaluate(() => window.crdplayPlayground.evaluation.diagnostics.filter((d) => d.source === 'objects' && d.severity === 'error'));
   assert.equal(diag.length, 1, JSON.stringify(diag));
   assert.equal(diag[0].line, 6);
   assert.equal(diag[0].column, 3);
   assert.equal(diag[0].field, 'spec.cronSpec');
-  assert.match(diag[0].message, /spec\.cronSpec: Invalid value: "not a cron spec": spec\.cronSpec in body should match/);
+  assert.match(diag[0].message, /^Invalid value: "not a cron spec": spec\.cronSpec in body should match/);
   const inline = await page.evaluate(() => {
     const range = document.querySelector('#objects-editor .cm-lintRange-error');
     const line = range?.closest('.cm-line');
@@ -102,10 +133,12 @@ test('an edit shows the engine\'s error inline at its line; fixing it shows the 
   assert.match(await page.textContent('#pane-result'), /422/);
   assert.match(await page.textContent('#objects-info'), /1 error/);
   await page.hover('#objects-editor .cm-lintRange-error');
-  await page.waitForSelector('.cm-tooltip-lint', { timeout: 5000 }).catch(() => {});
+  // The editor's message names the field first.
+  const lint = await page.waitForSelector('.cm-tooltip-lint', { timeout: 5000 });
+  assert.match(await lint.textContent(), /spec\.cronSpec: Invalid value: "not a cron spec": spec\.cronSpec in body should match/);
   await shot('inline-error');
 
-  n = await runs();
+  const n = await runs();
   await setEditor('objects', objectsWith('"*/5 * * * *"'));
   await evaluated(n);
   const fixed = await page.evaluate(() => ({
@@ -127,7 +160,7 @@ test('a document that cannot be sent says why and where in the result pane', asy
   await evaluated(n);
   const result = await page.textContent('#pane-result');
   assert.match(result, /document 1: not sent/);
-  const errs = await page.evaluate(() => window.crdplayPlayground.evaluation.diagnostics.filter((d) => d.editor === 'objects' && d.severity === 'error'));
+  const errs = await page.evaluate(() => window.crdplayPlayground.evaluation.diagnostics.filter((d) => d.source === 'objects' && d.severity === 'error'));
   assert.ok(errs.length >= 1, JSON.stringify(errs));
   // Each of the document's errors, with the line and column the editor underlines.
   for (const d of errs) assert.ok(result.includes(`line ${d.line}, column ${d.column}: ${d.message}`), `${result}\n${JSON.stringify(d)}`);
@@ -150,7 +183,7 @@ test('a List document (kubectl get -o yaml) stands for its items, each with its 
   assert.match(sections[0].text, /CronTab first: create 201/);
   assert.match(sections[1].text, /CronTab second: create 422/);
   assert.doesNotMatch(sections[0].text, /cronSpec in body should match/);
-  const errs = await page.evaluate(() => window.crdplayPlayground.evaluation.diagnostics.filter((d) => d.editor === 'objects' && d.severity === 'error'));
+  const errs = await page.evaluate(() => window.crdplayPlayground.evaluation.diagnostics.filter((d) => d.source === 'objects' && d.severity === 'error'));
   assert.equal(errs.length, 1, JSON.stringify(errs));
   assert.deepEqual([errs[0].item, errs[0].line, errs[0].column, errs[0].field], [2, 12, 5, 'spec.cronSpec']);
   await shot('list');
@@ -170,7 +203,7 @@ test('a CRD error is placed in the CRD editor at the field it names', async () =
   await setEditor('crd', crd.replace('type: integer', 'type: integr'));
   await evaluated(n);
   try {
-  const diags = await page.evaluate(() => window.crdplayPlayground.evaluation.diagnostics.filter((d) => d.editor === 'crd' && d.severity === 'error'));
+  const diags = await page.evaluate(() => window.crdplayPlayground.evaluation.diagnostics.filter((d) => d.source === 'crds' && d.severity === 'error'));
   assert.ok(diags.length >= 1, 'no CRD error');
   const line = crd.split('\n').findIndex((l) => l.includes('type: integer')) + 1;
   const d = diags.find((x) => x.field?.endsWith('properties[replicas].type'));
@@ -516,25 +549,6 @@ test('the command line: raw requests, and kubectl when the engine has it', async
   assert.match(log, /POST \/apis\/apiextensions\.k8s\.io\/v1\/customresourcedefinitions/);
 });
 
-test('without the engine\'s evaluator (?via=requests), the page\'s own requests place the same error', async () => {
-  const other = await browser.context.newPage();
-  await other.goto(server.url + '?via=requests');
-  await evaluated(0, other);
-  const n = await runs(other);
-  await setEditor('objects', objectsWith('"not a cron spec"'), other);
-  await evaluated(n, other);
-  const got = await other.evaluate(() => ({ via: window.crdplayPlayground.evaluation.via, diags: window.crdplayPlayground.evaluation.diagnostics.filter((d) => d.severity === 'error') }));
-  assert.equal(got.via, 'requests');
-  assert.equal(got.diags.length, 1);
-  assert.deepEqual([got.diags[0].line, got.diags[0].column, got.diags[0].field], [6, 3, 'spec.cronSpec']);
-  assert.match(got.diags[0].message, /should match/);
-  // No engine trees on this path: the explain pane reads the CRD text itself.
-  await other.click('#tab-explain');
-  await other.waitForSelector('#pane-explain[data-source=page]');
-  assert.match(await other.textContent('#pane-explain'), /cronSpec <string>/);
-  await other.close();
-});
-
 test('the gallery: every example of the docs and the corpus is in the menu; one loads and evaluates', async () => {
   await page.waitForFunction(() => Number(document.body.dataset.examples ?? 0) > 40, null, { timeout: 30_000 });
   const groups = await page.$$eval('#examples optgroup', (gs) => gs.map((g) => g.label));
@@ -545,18 +559,18 @@ test('the gallery: every example of the docs and the corpus is in the menu; one 
   const crd = await editorText('crd');
   assert.match(crd, /default:/);
   assert.match(await page.textContent('#pane-result'), /defaulted: /);
-  // An edit of the objects alone keeps the CRD in the store: no second CRD POST, the old object removed.
-  const n2 = await runs();
-  await setEditor('objects', (await editorText('objects')).replace(/name: (\S+)/, 'name: $1-2'));
-  await evaluated(n2);
+  // An edit of the objects alone: crdplay.evaluate answers it, with the CRD still installed in its session
+  // (no second CRD POST), and the previous object gone (the session rolls each evaluation's writes back).
+  const objects = await editorText('objects');
+  assert.deepEqual(await engineCalls(() => setEditor('objects', objects.replace(/name: (\S+)/, 'name: $1-2'))), ['call evaluate']);
   const ev = await page.evaluate(() => {
     const e = window.crdplayPlayground.evaluation;
-    return { via: e.via, cached: e.crdCached, methods: e.log.map((x) => `${x.request.method} ${x.request.path.split('?')[0]}`) };
+    return { cached: e.crdCached, methods: e.exchanges.map((x) => `${x.method} ${x.path.split('?')[0]}`), tables: e.tables };
   });
+  assert.equal(ev.cached, true);
   assert.ok(!ev.methods.some((m) => m.startsWith('POST /apis/apiextensions.k8s.io')), ev.methods.join('\n'));
-  // The engine's evaluator rolls its writes back itself; the page's requests delete the previous object.
-  if (ev.via === 'evaluate') assert.equal(ev.cached, true);
-  else assert.ok(ev.methods.some((m) => m.startsWith('DELETE ')), ev.methods.join('\n'));
+  const names = ev.tables.flatMap((t) => t.rows.map((r) => r.name));
+  assert.ok(names.length > 0 && names.every((name) => name.endsWith('-2')), JSON.stringify(names));
   await shot('gallery');
   // Back to the default example for the tests after this one.
   const n3 = await runs();
@@ -601,6 +615,19 @@ test('update mode and the other panes render; dark scheme follows the system', a
   await page.selectOption('#mode', 'update');
   await page.click('#tab-result');
   await page.waitForFunction(() => /create old 201 → update 200/.test(document.getElementById('pane-result').textContent), null, { timeout: 30_000 });
+  // A refused update shows the API's refusal with its causes, not the old object that is still stored.
+  const objects = await editorText('objects');
+  const n = await runs();
+  await setEditor('objects', objects.replace(/cronSpec: .*/, 'cronSpec: "not a cron spec"'));
+  await evaluated(n);
+  const refused = page.locator('#pane-result section.object-result');
+  assert.match(await refused.textContent(), /create old 201 → update 422/);
+  assert.match(await refused.locator('.status-error').textContent(), /^Invalid: CronTab\.stable\.example\.com "my-new-cron-object" is invalid: spec\.cronSpec: Invalid value: "not a cron spec"/);
+  assert.match(await refused.locator('.causes').textContent(), /spec\.cronSpec/);
+  assert.equal(await refused.locator('[data-stored]').count(), 0);
+  const n2 = await runs();
+  await setEditor('objects', objects);
+  await evaluated(n2);
   for (const tab of ['cel', 'table', 'versions', 'explain']) {
     await page.click(`#tab-${tab}`);
     assert.ok((await page.textContent(`#pane-${tab}`)).length > 20, `${tab} pane is empty`);
@@ -619,4 +646,21 @@ test('update mode and the other panes render; dark scheme follows the system', a
   assert.ok(fit.scroll <= fit.inner, `the page is ${fit.scroll}px high in a ${fit.inner}px window (header ${fit.headerLines}px)`);
   await page.emulateMedia({ colorScheme: 'light' });
   assert.deepEqual(problems.filter((p) => !/favicon/.test(p)), []);
+});
+
+test('a page whose engine cannot start says so in the result pane; the editors still help', async () => {
+  const other = await browser.context.newPage();
+  await other.route('**/*.wasm', (route) => route.fulfill({ status: 404, body: 'not here' }));
+  await other.goto(server.url);
+  await other.waitForSelector('#status[data-state=failed]', { timeout: 30_000 });
+  assert.match(await other.textContent('#status'), /The engine could not start/);
+  const result = await other.textContent('#pane-result');
+  assert.match(result, /The engine could not start: .+\. Nothing can be evaluated/);
+  assert.equal(await other.evaluate(() => window.crdplayPlayground.evaluation), null);
+  // The explain pane reads the CRD text itself.
+  await other.click('#tab-explain');
+  await other.waitForSelector('#pane-explain[data-source=page]');
+  assert.match(await other.textContent('#pane-explain'), /cronSpec <string>/);
+  await other.screenshot({ path: path.join(resultsDir, 'playground-engine-failed.png') });
+  await other.close();
 });
