@@ -10,9 +10,10 @@
 //     not sent, as on a connection, where it is already on the wire;
 //   - Content-Type, when the handler set none, is sniffed from the first bytes of the body with
 //     http.DetectContentType, under net/http's rules: not for a body-less status, nor when the header has a
-//     Content-Encoding or a Transfer-Encoding, nor when the handler put the key with no value; the bytes
-//     sniffed are those written before the first Flush (as net/http sends the header then). net/http does
-//     not look at X-Content-Type-Options: nosniff, and neither does Serve;
+//     Content-Encoding or a Transfer-Encoding, nor when the handler put the key with no value. The bytes
+//     sniffed are those written before the first Flush, as net/http sends the header then, or the first
+//     512 of the body when the handler never flushes. net/http does not look at X-Content-Type-Options:
+//     nosniff, and neither does Serve;
 //   - a header the handler added several times (Warning) stays a list, in the order added;
 //   - an invalid status code panics as net/http's WriteHeader does; a 1xx status other than 101 is not the
 //     final one; 1xx, 204 and 304 take no body (Write returns http.ErrBodyNotAllowed) and lose the headers

@@ -35,7 +35,8 @@ type Response struct {
 	// Header is the header as it was at WriteHeader, with Content-Type sniffed when unset (see the package
 	// documentation). A header added several times keeps every value, in order.
 	Header http.Header
-	// Body is nil for a HEAD request and for a status that takes no body.
+	// Body is the whole body; nil when empty, as it always is for a HEAD request and for a status that
+	// takes no body.
 	Body []byte
 }
 
