@@ -20,9 +20,7 @@ import (
 // builderOptions are the settings of cli-runtime's resource.Builder that kubectl's commands vary. The
 // namespace is always the command's (kubectl.namespace), and -n makes files enforce it.
 type builderOptions struct {
-	allNamespaces      bool
-	labelSelector      string
-	fieldSelector      string
+	selectorFlags
 	selectAll          bool
 	allowEmptySelector bool // ResourceTypeOrNameArgs(true, ...): TYPE alone lists everything
 	// chunkSize is RequestChunksOf: the limit of each list request, 0 for a single request.

@@ -11,11 +11,11 @@ import (
 
 type applyOptions struct {
 	printFlags
+	selectorFlags
 	files          fileOptions
 	serverSide     bool
 	forceConflicts bool
 	fieldManager   string
-	selector       string
 	prune          bool
 	all            bool
 	overwrite      bool
@@ -40,7 +40,7 @@ func (k *kubectl) newApplyCommand() *command {
 	addFileFlags(cmd, &o.files, "that contains the configuration to apply")
 	f.BoolVar(&o.overwrite, "overwrite", true, "Automatically resolve conflicts between the modified and live configuration by using values from the modified configuration")
 	f.BoolVar(&o.prune, "prune", false, "Automatically delete resource objects, that do not appear in the configs and are created by either apply or create --save-config.")
-	addLabelSelectorFlag(cmd, &o.selector)
+	addLabelSelectorFlag(cmd, &o.labelSelector)
 	f.BoolVar(&o.all, "all", false, "Select all resources in the namespace of the specified resource types.")
 	f.StringArray("prune-allowlist", nil, "Overwrite the default allowlist with <group/version/kind> for --prune")
 	f.BoolVar(&o.openAPIPatch, "openapi-patch", true, "If true, use openapi to calculate diff when the openapi presents and the resource can be found in the openapi spec.")
@@ -66,7 +66,7 @@ func (k *kubectl) runApply(cmd *command, o *applyOptions, args []string) error {
 	if err := k.completeApply(cmd, o, args); err != nil {
 		return err
 	}
-	b, err := k.newBuilder(nil, o.files, builderOptions{labelSelector: o.selector, validate: k.validator(o.directive)})
+	b, err := k.newBuilder(nil, o.files, builderOptions{selectorFlags: o.selectorFlags, validate: k.validator(o.directive)})
 	if err != nil {
 		return err
 	}
@@ -124,7 +124,7 @@ func (k *kubectl) completeApply(cmd *command, o *applyOptions, args []string) er
 	if o.serverSide && o.force {
 		return fmt.Errorf("--force cannot be used with --server-side")
 	}
-	if err := checkAllAndSelectors(o.all, o.selector, ""); err != nil {
+	if err := checkAllAndSelectors(o.all, o.labelSelector, o.fieldSelector); err != nil {
 		return err
 	}
 	if o.subresource != "" && !o.serverSide {

@@ -9,12 +9,16 @@ import (
 // createOptions are the options of kubectl create, and of kubectl replace, which has a subset of them.
 type createOptions struct {
 	printFlags
+	selectorFlags
 	files        fileOptions
-	selector     string
 	fieldManager string
 	saveConfig   bool
 	raw          string
 	edit         bool
+
+	// Set by completeWrite.
+	dry       dryRun
+	directive string // fieldValidation
 }
 
 func (k *kubectl) newCreateCommand() *command {
@@ -24,19 +28,34 @@ func (k *kubectl) newCreateCommand() *command {
 		Short: "Create a resource from a file or from stdin",
 		RunE:  func(cmd *command, args []string) error { return k.runCreate(cmd, o, args) },
 	}
+	o.addWriteFlags(cmd, "create")
 	f := cmd.Flags()
-	addPrintFlags(cmd, &o.printFlags)
-	addFileFlags(cmd, &o.files, "to use to create the resource")
-	addLabelSelectorFlag(cmd, &o.selector)
+	addLabelSelectorFlag(cmd, &o.labelSelector)
 	f.BoolVar(&o.edit, "edit", false, "Edit the API resource before creating")
 	f.Bool("windows-line-endings", false, "Only relevant if --edit=true.")
 	f.StringVar(&o.raw, "raw", "", "Raw URI to POST to the server.")
-	f.BoolVar(&o.saveConfig, "save-config", false, "If true, the configuration of current object will be saved in its annotation.")
-	addFieldManagerFlag(cmd, &o.fieldManager, "kubectl-create")
 	f.Bool("record", false, "Record current kubectl command in the resource annotation.")
+	return cmd
+}
+
+// addWriteFlags adds the flags create and replace share.
+func (o *createOptions) addWriteFlags(cmd *command, verb string) {
+	addPrintFlags(cmd, &o.printFlags)
+	addFileFlags(cmd, &o.files, "to use to "+verb+" the resource")
+	cmd.Flags().BoolVar(&o.saveConfig, "save-config", false, "If true, the configuration of current object will be saved in its annotation.")
+	addFieldManagerFlag(cmd, &o.fieldManager, "kubectl-"+verb)
 	addDryRunFlag(cmd)
 	addValidateFlag(cmd)
-	return cmd
+}
+
+// completeWrite reads the dry-run strategy and the validation directive.
+func (o *createOptions) completeWrite(cmd *command) error {
+	var err error
+	if o.dry, err = getDryRun(cmd); err != nil {
+		return err
+	}
+	o.directive, err = getValidationDirective(cmd)
+	return err
 }
 
 // runCreate is kubectl create -f: POST each object of the files.
@@ -56,12 +75,7 @@ func (k *kubectl) runCreate(cmd *command, o *createOptions, args []string) error
 	if o.raw != "" || o.edit {
 		return &notSupportedError{what: "create --raw/--edit"}
 	}
-	dry, err := getDryRun(cmd)
-	if err != nil {
-		return err
-	}
-	directive, err := getValidationDirective(cmd)
-	if err != nil {
+	if err := o.completeWrite(cmd); err != nil {
 		return err
 	}
 	if err := checkFileOptions(o.files); err != nil {
@@ -72,41 +86,54 @@ func (k *kubectl) runCreate(cmd *command, o *createOptions, args []string) error
 			return err
 		}
 	}
-	b, err := k.newBuilder(nil, o.files, builderOptions{labelSelector: o.selector, validate: k.validator(directive)})
+	n, errs, err := k.writeObjects(o, "created", func(it *info) error {
+		obj, err := k.create(it, o.fieldManager, o.directive, o.dry)
+		if err != nil {
+			return addSourceToErr("creating", it.source, err)
+		}
+		it.object = obj
+		return nil
+	})
 	if err != nil {
 		return err
-	}
-	infos, errs := b.infos(fetchNone)
-	p := &outputPrinter{format: o.output, showManagedFields: o.showManagedFields, operation: withDryRun("created", dry)}
-	for _, it := range infos {
-		if err := k.createOne(it, o, dry, directive, p); err != nil {
-			errs = append(errs, err)
-		}
 	}
 	if len(errs) > 0 {
 		return utilerrors.NewAggregate(errs)
 	}
-	if len(infos) == 0 {
+	if n == 0 {
 		return fmt.Errorf("no objects passed to create")
 	}
 	return nil
 }
 
-// createOne creates one object (not with --dry-run=client) and prints it.
-func (k *kubectl) createOne(it *info, o *createOptions, dry dryRun, directive string, p *outputPrinter) error {
-	if o.saveConfig {
-		if err := createApplyAnnotation(it.object); err != nil {
-			return err
+// writeObjects is what create and replace do with each object of the files: with --save-config, set the
+// last-applied annotation; then write it (but with --dry-run=client) and print it with the operation. It
+// returns how many objects the files held and the errors of single objects.
+func (k *kubectl) writeObjects(o *createOptions, operation string, write func(*info) error) (int, []error, error) {
+	b, err := k.newBuilder(nil, o.files, builderOptions{selectorFlags: o.selectorFlags, validate: k.validator(o.directive)})
+	if err != nil {
+		return 0, nil, err
+	}
+	infos, errs := b.infos(fetchNone)
+	p := &outputPrinter{format: o.output, showManagedFields: o.showManagedFields, operation: withDryRun(operation, o.dry)}
+	for _, it := range infos {
+		if o.saveConfig {
+			if err := createApplyAnnotation(it.object); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+		}
+		if o.dry != dryRunClient {
+			if err := write(it); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+		}
+		if err := p.print(&k.out, it.object); err != nil {
+			errs = append(errs, err)
 		}
 	}
-	if dry != dryRunClient {
-		obj, err := k.create(it, o.fieldManager, directive, dry)
-		if err != nil {
-			return addSourceToErr("creating", it.source, err)
-		}
-		it.object = obj
-	}
-	return p.print(&k.out, it.object)
+	return len(infos), errs, nil
 }
 
 // createSubcommands are kubectl create's generators (and their aliases), which the playground does not run.

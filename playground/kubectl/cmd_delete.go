@@ -13,11 +13,9 @@ import (
 )
 
 type deleteOptions struct {
+	selectorFlags
 	files          fileOptions
-	labelSelector  string
-	fieldSelector  string
 	all            bool
-	allNamespaces  bool
 	force          bool
 	cascade        string
 	now            bool
@@ -69,12 +67,7 @@ func (k *kubectl) runDelete(cmd *command, o *deleteOptions, args []string) error
 	if err := k.completeDelete(cmd, o); err != nil {
 		return err
 	}
-	b, err := k.newBuilder(args, o.files, builderOptions{
-		allNamespaces: o.allNamespaces,
-		labelSelector: o.labelSelector,
-		fieldSelector: o.fieldSelector,
-		selectAll:     o.all,
-	})
+	b, err := k.newBuilder(args, o.files, builderOptions{selectorFlags: o.selectorFlags, selectAll: o.all})
 	if err != nil {
 		return err
 	}

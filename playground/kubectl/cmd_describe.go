@@ -17,11 +17,10 @@ import (
 )
 
 type describeOptions struct {
-	files         fileOptions
-	selector      string
-	allNamespaces bool
-	showEvents    bool
-	chunkSize     int64
+	selectorFlags
+	files      fileOptions
+	showEvents bool
+	chunkSize  int64
 }
 
 func (k *kubectl) newDescribeCommand() *command {
@@ -33,7 +32,7 @@ func (k *kubectl) newDescribeCommand() *command {
 		RunE:       func(cmd *command, args []string) error { return k.runDescribe(cmd, o, args) },
 	}
 	addFileFlags(cmd, &o.files, "containing the resource to describe")
-	addLabelSelectorFlag(cmd, &o.selector)
+	addLabelSelectorFlag(cmd, &o.labelSelector)
 	addAllNamespacesFlag(cmd, &o.allNamespaces)
 	cmd.Flags().BoolVar(&o.showEvents, "show-events", true, "If true, display events related to the described object.")
 	addChunkSizeFlag(cmd, &o.chunkSize)
@@ -49,12 +48,7 @@ func (k *kubectl) runDescribe(cmd *command, o *describeOptions, args []string) e
 	if o.allNamespaces {
 		k.explicitNamespace = false
 	}
-	b, err := k.newBuilder(args, o.files, builderOptions{
-		allNamespaces:      o.allNamespaces,
-		labelSelector:      o.selector,
-		allowEmptySelector: true,
-		chunkSize:          o.chunkSize,
-	})
+	b, err := k.newBuilder(args, o.files, builderOptions{selectorFlags: o.selectorFlags, allowEmptySelector: true, chunkSize: o.chunkSize})
 	if err != nil {
 		return err
 	}

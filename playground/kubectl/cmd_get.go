@@ -16,6 +16,7 @@ import (
 
 type getOptions struct {
 	printFlags
+	selectorFlags
 	showLabels        bool
 	showKind          bool
 	labelColumns      []string
@@ -25,9 +26,6 @@ type getOptions struct {
 	watch, watchOnly  bool
 	outputWatchEvents bool
 	ignoreNotFound    bool
-	fieldSelector     string
-	labelSelector     string
-	allNamespaces     bool
 	serverPrint       bool
 	chunkSize         int64
 	subresource       string
@@ -84,13 +82,7 @@ func (k *kubectl) runGet(cmd *command, o *getOptions, args []string) error {
 	if o.sortBy != "" {
 		return &notSupportedError{what: "--sort-by"}
 	}
-	b, err := k.newBuilder(args, o.files, builderOptions{
-		allNamespaces:      o.allNamespaces,
-		labelSelector:      o.labelSelector,
-		fieldSelector:      o.fieldSelector,
-		allowEmptySelector: true,
-		chunkSize:          o.chunkSize,
-	})
+	b, err := k.newBuilder(args, o.files, builderOptions{selectorFlags: o.selectorFlags, allowEmptySelector: true, chunkSize: o.chunkSize})
 	if err != nil {
 		return err
 	}

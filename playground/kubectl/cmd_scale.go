@@ -13,13 +13,13 @@ import (
 
 type scaleOptions struct {
 	printFlags
+	selectorFlags
 	files           fileOptions
 	all             bool
 	resourceVersion string
 	currentReplicas int
 	replicas        int
 	timeout         time.Duration
-	selector        string
 }
 
 func (k *kubectl) newScaleCommand() *command {
@@ -40,7 +40,7 @@ func (k *kubectl) newScaleCommand() *command {
 	f.DurationVar(&o.timeout, "timeout", 0, "The length of time to wait before giving up on a scale operation.")
 	addFileFlags(cmd, &o.files, "identifying the resource to set a new size")
 	addDryRunFlag(cmd)
-	addLabelSelectorFlag(cmd, &o.selector)
+	addLabelSelectorFlag(cmd, &o.labelSelector)
 	return cmd
 }
 
@@ -60,7 +60,7 @@ func (k *kubectl) runScale(cmd *command, o *scaleOptions, args []string) error {
 	if o.currentReplicas < -1 {
 		return fmt.Errorf("The --current-replicas must specify an integer of -1 or greater")
 	}
-	b, err := k.newBuilder(args, o.files, builderOptions{labelSelector: o.selector, allowEmptySelector: o.all})
+	b, err := k.newBuilder(args, o.files, builderOptions{selectorFlags: o.selectorFlags, allowEmptySelector: o.all})
 	if err != nil {
 		return err
 	}

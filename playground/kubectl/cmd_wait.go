@@ -12,13 +12,11 @@ import (
 
 type waitOptions struct {
 	printFlags
+	selectorFlags
 	files         fileOptions
 	forConditions []string
 	timeout       time.Duration
-	selector      string
-	fieldSelector string
 	all           bool
-	allNamespaces bool
 }
 
 func (k *kubectl) newWaitCommand() *command {
@@ -31,7 +29,7 @@ func (k *kubectl) newWaitCommand() *command {
 	f := cmd.Flags()
 	addPrintFlags(cmd, &o.printFlags)
 	addFileFlags(cmd, &o.files, "identifying the resource.")
-	addLabelSelectorFlag(cmd, &o.selector)
+	addLabelSelectorFlag(cmd, &o.labelSelector)
 	addFieldSelectorFlag(cmd, &o.fieldSelector)
 	f.BoolVar(&o.all, "all", false, "Select all resources in the namespace of the specified resource types")
 	addAllNamespacesFlag(cmd, &o.allNamespaces)
@@ -96,12 +94,7 @@ func (k *kubectl) runWait(cmd *command, o *waitOptions, args []string) error {
 			isDelete = true
 		}
 	}
-	b, err := k.newBuilder(args, o.files, builderOptions{
-		allNamespaces:      o.allNamespaces,
-		labelSelector:      o.selector,
-		fieldSelector:      o.fieldSelector,
-		allowEmptySelector: o.all,
-	})
+	b, err := k.newBuilder(args, o.files, builderOptions{selectorFlags: o.selectorFlags, allowEmptySelector: o.all})
 	if err != nil {
 		return err
 	}

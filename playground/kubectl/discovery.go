@@ -60,67 +60,87 @@ func (k *kubectl) discover() (*discovery, error) {
 		return k.disc, nil
 	}
 	d := &discovery{resources: map[schema.GroupVersion][]metav1.APIResource{}}
-	// /api: the legacy core group.
-	body, err := k.client.call(request{method: "GET", path: "/api", query: timeoutQuery(), accept: acceptDiscovery})
-	if err != nil {
-		return nil, err
-	}
-	var legacyFetch []schema.GroupVersion
-	if agg, ok := decodeAggregated(body); ok {
-		d.addAggregated(agg)
-	} else {
-		var versions metav1.APIVersions
-		if err := json.Unmarshal(body, &versions); err != nil {
-			return nil, fmt.Errorf("failed to decode discovery from /api: %v", err)
-		}
-		if len(versions.Versions) > 0 {
-			g := metav1.APIGroup{Name: ""}
-			for _, v := range versions.Versions {
-				g.Versions = append(g.Versions, metav1.GroupVersionForDiscovery{GroupVersion: v, Version: v})
-				legacyFetch = append(legacyFetch, schema.GroupVersion{Version: v})
-			}
-			g.PreferredVersion = g.Versions[0]
-			d.groups = append(d.groups, g)
-		}
-	}
-	// /apis: every other group.
-	body, err = k.client.call(request{method: "GET", path: "/apis", query: timeoutQuery(), accept: acceptDiscovery})
-	if err != nil {
-		return nil, err
-	}
-	if agg, ok := decodeAggregated(body); ok {
-		d.addAggregated(agg)
-	} else {
-		var list metav1.APIGroupList
-		if err := json.Unmarshal(body, &list); err != nil {
-			return nil, fmt.Errorf("failed to decode discovery from /apis: %v", err)
-		}
-		for _, g := range list.Groups {
-			d.groups = append(d.groups, g)
-			for _, v := range g.Versions {
-				legacyFetch = append(legacyFetch, schema.GroupVersion{Group: g.Name, Version: v.Version})
-			}
-		}
-	}
-	for _, gv := range legacyFetch {
-		path := "/apis/" + gv.Group + "/" + gv.Version
-		if gv.Group == "" {
-			path = "/api/" + gv.Version
-		}
-		body, err := k.client.call(request{method: "GET", path: path, query: timeoutQuery(), accept: acceptAny})
+	var legacy []schema.GroupVersion
+	// /api is the legacy core group, /apis every other group.
+	for _, root := range []struct {
+		path   string
+		legacy func(body []byte) ([]schema.GroupVersion, error)
+	}{{"/api", d.addCoreVersions}, {"/apis", d.addGroupList}} {
+		body, err := k.client.call(request{method: "GET", path: root.path, query: timeoutQuery(), accept: acceptDiscovery})
 		if err != nil {
-			// client-go reports a group version that fails as a partial discovery failure and goes on with
-			// the others.
+			return nil, err
+		}
+		if agg, ok := decodeAggregated(body); ok {
+			d.addAggregated(agg)
 			continue
 		}
-		var list metav1.APIResourceList
-		if err := json.Unmarshal(body, &list); err != nil {
-			continue
+		gvs, err := root.legacy(body)
+		if err != nil {
+			return nil, fmt.Errorf("failed to decode discovery from %s: %v", root.path, err)
 		}
-		d.resources[gv] = list.APIResources
+		legacy = append(legacy, gvs...)
+	}
+	for _, gv := range legacy {
+		k.discoverResources(d, gv)
 	}
 	k.disc = d
 	return d, nil
+}
+
+// addCoreVersions adds the core group from the legacy answer of /api (APIVersions), and returns its
+// versions, whose resources are still to be asked for.
+func (d *discovery) addCoreVersions(body []byte) ([]schema.GroupVersion, error) {
+	var versions metav1.APIVersions
+	if err := json.Unmarshal(body, &versions); err != nil {
+		return nil, err
+	}
+	if len(versions.Versions) == 0 {
+		return nil, nil
+	}
+	var gvs []schema.GroupVersion
+	g := metav1.APIGroup{Name: ""}
+	for _, v := range versions.Versions {
+		g.Versions = append(g.Versions, metav1.GroupVersionForDiscovery{GroupVersion: v, Version: v})
+		gvs = append(gvs, schema.GroupVersion{Version: v})
+	}
+	g.PreferredVersion = g.Versions[0]
+	d.groups = append(d.groups, g)
+	return gvs, nil
+}
+
+// addGroupList adds the groups from the legacy answer of /apis (APIGroupList), and returns their versions,
+// whose resources are still to be asked for.
+func (d *discovery) addGroupList(body []byte) ([]schema.GroupVersion, error) {
+	var list metav1.APIGroupList
+	if err := json.Unmarshal(body, &list); err != nil {
+		return nil, err
+	}
+	var gvs []schema.GroupVersion
+	for _, g := range list.Groups {
+		d.groups = append(d.groups, g)
+		for _, v := range g.Versions {
+			gvs = append(gvs, schema.GroupVersion{Group: g.Name, Version: v.Version})
+		}
+	}
+	return gvs, nil
+}
+
+// discoverResources asks for the resources of one group version, the legacy way. client-go reports a group
+// version that fails as a partial discovery failure and goes on with the others.
+func (k *kubectl) discoverResources(d *discovery, gv schema.GroupVersion) {
+	path := "/apis/" + gv.Group + "/" + gv.Version
+	if gv.Group == "" {
+		path = "/api/" + gv.Version
+	}
+	body, err := k.client.call(request{method: "GET", path: path, query: timeoutQuery(), accept: acceptAny})
+	if err != nil {
+		return
+	}
+	var list metav1.APIResourceList
+	if err := json.Unmarshal(body, &list); err != nil {
+		return
+	}
+	d.resources[gv] = list.APIResources
 }
 
 func timeoutQuery() map[string][]string { return map[string][]string{"timeout": {"32s"}} }

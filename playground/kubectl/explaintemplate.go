@@ -442,6 +442,14 @@ func wrapString(s string, limit int) string {
 	var current uint
 	var wordBuf, spaceBuf bytes.Buffer
 	var wordBufLen, spaceBufLen uint
+	// flushWord ends the pending word: its spaces and itself go on the current line.
+	flushWord := func() {
+		current += spaceBufLen + wordBufLen
+		_, _ = spaceBuf.WriteTo(buf)
+		spaceBufLen = 0
+		_, _ = wordBuf.WriteTo(buf)
+		wordBufLen = 0
+	}
 	for _, char := range s {
 		switch {
 		case char == '\n':
@@ -455,25 +463,13 @@ func wrapString(s string, limit int) string {
 				spaceBuf.Reset()
 				spaceBufLen = 0
 			} else {
-				current += spaceBufLen + wordBufLen
-				_, _ = spaceBuf.WriteTo(buf)
-				spaceBuf.Reset()
-				spaceBufLen = 0
-				_, _ = wordBuf.WriteTo(buf)
-				wordBuf.Reset()
-				wordBufLen = 0
+				flushWord()
 			}
 			buf.WriteRune(char)
 			current = 0
 		case unicode.IsSpace(char) && char != 0xA0:
 			if spaceBuf.Len() == 0 || wordBuf.Len() > 0 {
-				current += spaceBufLen + wordBufLen
-				_, _ = spaceBuf.WriteTo(buf)
-				spaceBuf.Reset()
-				spaceBufLen = 0
-				_, _ = wordBuf.WriteTo(buf)
-				wordBuf.Reset()
-				wordBufLen = 0
+				flushWord()
 			}
 			spaceBuf.WriteRune(char)
 			spaceBufLen++
@@ -493,8 +489,7 @@ func wrapString(s string, limit int) string {
 			_, _ = spaceBuf.WriteTo(buf)
 		}
 	} else {
-		_, _ = spaceBuf.WriteTo(buf)
-		_, _ = wordBuf.WriteTo(buf)
+		flushWord()
 	}
 	return buf.String()
 }

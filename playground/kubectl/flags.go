@@ -46,6 +46,14 @@ func addFileFlags(cmd *command, fo *fileOptions, usage string) {
 	cmd.Flags().BoolVarP(&fo.recursive, "recursive", "R", false, "Process the directory used in -f, --filename recursively. Useful when you want to manage related manifests organized within the same directory.")
 }
 
+// selectorFlags are the flags that choose which objects of a type a command lists: -l, --field-selector
+// and -A. The builder takes them as they are.
+type selectorFlags struct {
+	labelSelector string
+	fieldSelector string
+	allNamespaces bool
+}
+
 // printFlags are kubectl's PrintFlags: -o and the flags of the printers behind it.
 type printFlags struct {
 	output            string

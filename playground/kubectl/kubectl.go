@@ -90,7 +90,6 @@ type kubectl struct {
 	crdsListed bool
 
 	// Global flags.
-	globals   *pflag.FlagSet
 	namespace string
 	// explicitNamespace is true when -n/--namespace was given (kubectl's enforceNamespace).
 	explicitNamespace bool
@@ -173,21 +172,9 @@ func (k *kubectl) newTree() *tree {
 		k.out.WriteString(rootHelp)
 		return nil
 	}
-	t := &tree{root: root, global: pflag.NewFlagSet("kubectl", pflag.ContinueOnError)}
+	t := &tree{root: root, global: pflag.NewFlagSet("kubectl", pflag.ContinueOnError), before: k.completeNamespace}
 	t.global.SetOutput(discard{})
 	addGlobalFlags(t.global, &k.namespace)
-	k.globals = t.global
-	t.before = func() {
-		// -n "" is no namespace at all, as for kubectl's config loader.
-		k.explicitNamespace = k.namespace != ""
-		if k.namespace == "" {
-			k.namespace = k.opts.Namespace
-			if k.namespace == "" {
-				k.namespace = "default"
-			}
-		}
-	}
-	// Commands in kubectl's order: cobra suggests near misses of an unknown command in this order.
 	implemented := map[string]func() *command{
 		"create":        k.newCreateCommand,
 		"explain":       k.newExplainCommand,
@@ -205,25 +192,27 @@ func (k *kubectl) newTree() *tree {
 		"api-versions":  k.newAPIVersionsCommand,
 		"api-resources": k.newAPIResourcesCommand,
 	}
+	// Commands in kubectl's order: cobra suggests near misses of an unknown command in this order.
 	for _, s := range kubectlCommands {
 		if newCmd, ok := implemented[s.name]; ok {
 			t.add(newCmd())
 			continue
 		}
-		s := s
-		c := &command{
-			Use:                s.name,
-			Short:              s.short,
-			SuggestFor:         s.suggestFor,
-			DisableFlagParsing: true,
-			hidden:             s.name == "alpha", // no alpha commands in a release build: never suggested
-			RunE: func(cmd *command, args []string) error {
-				return &notSupportedError{what: "kubectl " + s.name}
-			},
-		}
-		t.add(c)
+		t.add(s.command())
 	}
 	return t
+}
+
+// completeNamespace is the namespace of the command once the flags are parsed: -n's, or the context's, or
+// "default". -n "" is no namespace at all, as for kubectl's config loader.
+func (k *kubectl) completeNamespace() {
+	k.explicitNamespace = k.namespace != ""
+	if k.namespace == "" {
+		k.namespace = k.opts.Namespace
+		if k.namespace == "" {
+			k.namespace = "default"
+		}
+	}
 }
 
 const helpNote = "(The playground's kubectl does not reproduce kubectl's full help; see https://kubernetes.io/docs/reference/kubectl/.)"
@@ -231,6 +220,20 @@ const helpNote = "(The playground's kubectl does not reproduce kubectl's full he
 type stubCommand struct {
 	name, short string
 	suggestFor  []string
+}
+
+// command is the stub's command: it says the command is not supported.
+func (s stubCommand) command() *command {
+	return &command{
+		Use:                s.name,
+		Short:              s.short,
+		SuggestFor:         s.suggestFor,
+		DisableFlagParsing: true,
+		hidden:             s.name == "alpha", // no alpha commands in a release build: never suggested
+		RunE: func(cmd *command, args []string) error {
+			return &notSupportedError{what: "kubectl " + s.name}
+		},
+	}
 }
 
 // kubectlCommands are kubectl's commands in the order kubectl adds them. Those the playground does not emulate

@@ -39,14 +39,12 @@ type metadataMap struct {
 
 type mapEditOptions struct {
 	printFlags
+	selectorFlags
 	files           fileOptions
 	overwrite       bool
 	list            bool
 	local           bool
-	selector        string
-	fieldSelector   string
 	all             bool
-	allNamespaces   bool
 	resourceVersion string
 	fieldManager    string
 
@@ -75,7 +73,7 @@ func (k *kubectl) newMapEditCommand(v *metadataMap) *command {
 	f.BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "If true, check the specified action in all namespaces.")
 	f.StringVar(&o.resourceVersion, "resource-version", "", "If non-empty, the update will only succeed if this is the current resource-version for the object.")
 	addFileFlags(cmd, &o.files, "identifying the resource to update the "+v.noun+"s")
-	addLabelSelectorFlag(cmd, &o.selector)
+	addLabelSelectorFlag(cmd, &o.labelSelector)
 	addDryRunFlag(cmd)
 	addFieldManagerFlag(cmd, &o.fieldManager, "kubectl-"+v.verb)
 	return cmd
@@ -88,12 +86,7 @@ func (k *kubectl) runMapEdit(cmd *command, v *metadataMap, o *mapEditOptions, ar
 	if err != nil {
 		return err
 	}
-	b, err := k.newBuilder(resources, o.files, builderOptions{
-		allNamespaces:      o.allNamespaces,
-		labelSelector:      o.selector,
-		fieldSelector:      o.fieldSelector,
-		allowEmptySelector: o.all,
-	})
+	b, err := k.newBuilder(resources, o.files, builderOptions{selectorFlags: o.selectorFlags, allowEmptySelector: o.all})
 	if err != nil {
 		return err
 	}
@@ -130,7 +123,7 @@ func (k *kubectl) completeMapEdit(cmd *command, v *metadataMap, o *mapEditOption
 			return nil, err
 		}
 	}
-	if err := checkAllAndSelectors(o.all, o.selector, o.fieldSelector); err != nil {
+	if err := checkAllAndSelectors(o.all, o.labelSelector, o.fieldSelector); err != nil {
 		return nil, err
 	}
 	if o.local {

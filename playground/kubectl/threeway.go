@@ -25,19 +25,11 @@ func threeWayMergePatch(original, modified, current []byte) ([]byte, error) {
 	if len(current) == 0 {
 		current = []byte(`{}`)
 	}
-	addAndChange, err := jsonpatch.CreateMergePatch(current, modified)
+	addAndChange, addAndChangeObj, err := mergePatchPart(current, modified, false)
 	if err != nil {
 		return nil, err
 	}
-	addAndChange, addAndChangeObj, err := keepOrDeleteNullInPatch(addAndChange, false)
-	if err != nil {
-		return nil, err
-	}
-	deletions, err := jsonpatch.CreateMergePatch(original, modified)
-	if err != nil {
-		return nil, err
-	}
-	deletions, deletionsObj, err := keepOrDeleteNullInPatch(deletions, true)
+	deletions, deletionsObj, err := mergePatchPart(original, modified, true)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +61,13 @@ func threeWayMergePatch(original, modified, current []byte) ([]byte, error) {
 	return patch, nil
 }
 
-func keepOrDeleteNullInPatch(patch []byte, keepNull bool) ([]byte, map[string]interface{}, error) {
+// mergePatchPart is one half of the three-way patch: the merge patch from one document to the other, with
+// only its deletions (keepNull) or only its additions and changes, as JSON and as a map.
+func mergePatchPart(from, to []byte, keepNull bool) ([]byte, map[string]interface{}, error) {
+	patch, err := jsonpatch.CreateMergePatch(from, to)
+	if err != nil {
+		return nil, nil, err
+	}
 	var m map[string]interface{}
 	if err := utiljson.Unmarshal(patch, &m); err != nil {
 		return nil, nil, err
