@@ -14,9 +14,12 @@ import (
 // that change nothing, strategic merge patches and server-side apply of CRDs, malformed patches), in the
 // oracle's case format and recorded from it (`../shared/oracle/bin/oracle case testdata/oracle-api` starts a
 // fresh oracle and rewrites their expected/ files). They are kept apart from testdata/oracle, which is a copy
-// of the oracle's own cases. server's TestOracleAPICasesOnEtcd replays them on etcd.
+// of the oracle's own cases. server's TestOracleAPICasesOnEtcd replays them on etcd. As in TestOracleCases, an
+// entry of the tree that no replay reads fails the test.
 func TestOracleAPICases(t *testing.T) {
-	dirs, err := oraclecase.CaseDirs(filepath.Join("..", "testdata", "oracle-api"))
+	root := filepath.Join("..", "testdata", "oracle-api")
+	failOrphans(t, root)
+	dirs, err := oraclecase.CaseDirs(root)
 	if err != nil {
 		t.Fatal(err)
 	}
