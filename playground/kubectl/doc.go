@@ -15,8 +15,18 @@
 //     describer, explain's plaintext template, and kubectl's error texts (client errors, "Error from
 //     server (NotFound): ..." and the invalid-object layout).
 //
+// It is laid out as kubectl is. command.go is the part of cobra kubectl relies on (flags anywhere, required
+// flags, suggestions for unknown commands); kubectl.go builds the command tree. Each command is in
+// cmd_<name>.go, in kubectl's Complete, Validate and Run steps; label and annotate share metadatamap.go.
+// Every command that acts on objects resolves them with one resource builder (builder.go: -f files,
+// TYPE NAME..., TYPE/NAME..., -l, --field-selector, --all, -A, as cli-runtime's resource.Builder), and the
+// flags several commands share are defined once, in flags.go. discovery.go and openapi.go are what kubectl
+// reads from the server to map types; client.go sends the requests to the handler and records them.
+//
 // Expected outputs in testdata/scripts/ were recorded from real kubectl v1.37.2 against the oracle (a real
-// apiextensions-apiserver, ../shared/oracle); script_test.go says how to record them again.
+// apiextensions-apiserver, ../shared/oracle): TestScripts replays each script against engine.NewHandler and
+// compares what this package printed, its exit status and every request it made (method, path, query and
+// body) with the recording; script_test.go says how to record them again.
 //
 // What it does not do: commands that need a node, a pod or a terminal (exec, logs, edit...), watching (-w),
 // -o jsonpath|go-template|custom-columns|kyaml, --sort-by, kubectl's long help texts; those give an error

@@ -217,6 +217,9 @@ func TestRunErrors(t *testing.T) {
 		{name: "unsupported output", line: "kubectl get crd -o jsonpath={.items}", wantCode: 1, wantStderr: "error: -o jsonpath={.items} is not supported by the playground's kubectl\n"},
 		{name: "stdin", line: "kubectl apply -f -", wantCode: 1, wantStderr: "error: reading from stdin (-f -) is not supported by the playground's kubectl\n"},
 		{name: "missing file", line: "kubectl apply -f objects.yaml", wantCode: 1, wantStderr: "error: the path \"objects.yaml\" does not exist\n"},
+		// The resource builder refuses resource arguments beside -f for every command, before it reads a file.
+		{name: "get files and arguments", line: "kubectl get -f objects.yaml ct", wantCode: 1, wantStderr: "error: when paths, URLs, or stdin is provided as input, you may not specify resource arguments as well\n"},
+		{name: "describe files and arguments", line: "kubectl describe -f objects.yaml ct", wantCode: 1, wantStderr: "error: when paths, URLs, or stdin is provided as input, you may not specify resource arguments as well\n"},
 		{name: "kubectl word optional", line: "version --client", wantCode: 0},
 		{name: "k alias", line: "k version --client", wantCode: 0},
 	}
