@@ -14,7 +14,7 @@
 //	                                                  line over request()'s store (crdplay/playground/kubectl)
 //
 // This is the only file that touches syscall/js on the engine's side, as tailscale's tsconnect keeps its
-// bridge in one file: the engine stays pure Go (engine/deps_test.go bans syscall/js there), and everything
+// bridge in one file: the engine stays pure Go (internal/depguard bans syscall/js there), and everything
 // JavaScript sees is decided here. Values cross as plain objects and strings; bodies are strings because
 // the API's bodies are JSON or YAML text.
 //
@@ -26,10 +26,10 @@
 //   - A panic never escapes: on a callback it would end the Go program, and every later call would throw
 //     "Go program has already exited". Panics become rejected Promises {error, stack} instead.
 //
-// Build (see tools/webdev, which also copies wasm_exec.js and serves the page):
+// tools/webbuild builds it into the site (with the wasm_exec.js of the same GOROOT); by hand:
 //
 //	go run ./tools/wasmws -o build/wasm
-//	GOWORK=$PWD/build/wasm/go.work GOOS=js GOARCH=wasm go build -trimpath -ldflags='-s -w' -o build/web/crdplay.wasm ./wasm
+//	GOWORK=$PWD/build/wasm/go.work GOOS=js GOARCH=wasm go build -trimpath -ldflags='-s -w' -o /tmp/crdplay.wasm ./wasm
 package main
 
 import (

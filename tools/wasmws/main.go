@@ -18,7 +18,7 @@
 // behaves exactly as upstream's; if anything the engine builds on still referred to a cut name, the wasm
 // build would fail with "undefined: X" instead of behaving differently. A cut is therefore allowed only for
 // code the engine's graph provably never calls: the tool compiles every cut package for js/wasm before it
-// finishes, and the engine's wasm build, wasm tests and dependency guard (engine/deps_test.go) run in this
+// finishes, and the engine's wasm build, wasm tests and dependency guard (internal/depguard) run in this
 // workspace. A cut that no longer matches upstream (file or declaration gone) stops the tool.
 //
 // Why a workspace replace and not `go mod vendor` with a -overlay: go build -overlay refuses to replace files

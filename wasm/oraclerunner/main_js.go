@@ -9,7 +9,7 @@
 // The page sets a global before running this program:
 //
 //	globalThis.crdplayOracle = {
-//	  bundle: '{"files": {"basic-crontab/crd.yaml": "...", ...}}', // tools/webdev's test/oracle-cases.json
+//	  bundle: '{"files": {"basic-crontab/crd.yaml": "...", ...}}', // test/oracle-cases.json of tools/webbuild -test
 //	  only: ['basic-crontab'],       // optional: run only these cases
 //	  done(resultJSON) {},           // called once with the Result below, as JSON text
 //	}
