@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"context"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"mime"
@@ -124,24 +123,7 @@ func decodeError(kind string, baseErr error, gvk *schema.GroupVersionKind, body 
 	if gvk != nil && len(gvk.Kind) > 0 {
 		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, kind, baseErr))
 	}
-	return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", kind, baseErr, summarizeData(body, 30)))
-}
-
-func summarizeData(data []byte, max int) string {
-	switch {
-	case len(data) == 0:
-		return "<empty>"
-	case data[0] == '{':
-		if len(data) > max {
-			return string(data[:max]) + " ..."
-		}
-		return string(data)
-	default:
-		if len(data) > max {
-			return hex.EncodeToString(data[:max]) + " ..."
-		}
-		return hex.EncodeToString(data)
-	}
+	return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", kind, baseErr, crds.SummarizeBody(body, 30)))
 }
 
 // decodeBody decodes a POST or PUT body for this endpoint under the fieldValidation option asked for, as the

@@ -76,19 +76,6 @@ func TestManagerOrUserAgent(t *testing.T) {
 	}
 }
 
-func TestSummarizeData(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"", "<empty>"},
-		{`{"a":1}`, `{"a":1}`},
-		{`{"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa":1}`, `{"` + strings.Repeat("a", 28) + " ..."},
-		{"ab", "6162"},
-	} {
-		if got := summarizeData([]byte(tc.in), 30); got != tc.want {
-			t.Errorf("summarizeData(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}
-
 func TestGCFinalizers(t *testing.T) {
 	pol := func(p metav1.DeletionPropagation) *metav1.DeletionPropagation { return &p }
 	yes := true

@@ -135,11 +135,12 @@ func transformDecodeError(err error, gvk *schema.GroupVersionKind, body []byte) 
 	if gvk != nil && len(gvk.Kind) > 0 {
 		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a CustomResourceDefinition: %s", gvk.Kind, gvk.Version, msg))
 	}
-	return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type CustomResourceDefinition): %s (%s)", msg, summarize(body, 30)))
+	return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type CustomResourceDefinition): %s (%s)", msg, SummarizeBody(body, 30)))
 }
 
-// summarize shortens a body for an error message: JSON-looking text as is, anything else in hex.
-func summarize(data []byte, max int) string {
+// SummarizeBody shortens a request body for a decode error's message as upstream's handlers do (summarizeData in
+// k8s.io/apiserver/pkg/endpoints/handlers): JSON-looking text as is, anything else in hex, max bytes at most.
+func SummarizeBody(data []byte, max int) string {
 	switch {
 	case len(data) == 0:
 		return "<empty>"
