@@ -71,22 +71,31 @@ func isAPIPath(p string) bool {
 
 // file maps a request path to a file of the site, or "" when the site has none for it.
 func (s *Site) file(urlPath string) string {
+	_, f := s.resolve(urlPath)
+	return f
+}
+
+// resolve maps a request path to the cleaned name of a site file ("/embed/index.html") and the file itself,
+// or to "", "" when the site has none. Every decision about a response (framing, caching) is made from the
+// name, never from the request path: the path is already percent-decoded, so "/embed%2F..%2Findex.html" is
+// "/embed/../index.html", which starts like the embed route but names the main page.
+func (s *Site) resolve(urlPath string) (name, file string) {
 	if isAPIPath(urlPath) || strings.Contains(urlPath, "\x00") {
-		return ""
+		return "", ""
 	}
-	name := path.Clean("/" + urlPath)
+	name = path.Clean("/" + urlPath)
 	if strings.HasSuffix(urlPath, "/") {
 		name = path.Join(name, "index.html")
 	}
 	// Precompressed variants are chosen by Accept-Encoding, never requested by name.
 	if strings.HasSuffix(name, ".br") || strings.HasSuffix(name, ".gz") {
-		return ""
+		return "", ""
 	}
 	f := filepath.Join(s.dir, filepath.FromSlash(name))
 	if info, err := os.Stat(f); err != nil || !info.Mode().IsRegular() {
-		return ""
+		return "", ""
 	}
-	return f
+	return name, f
 }
 
 // Handles reports whether the site serves r's path (a file it has, or /embed, which redirects to /embed/).
@@ -100,7 +109,7 @@ func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/embed/"+queryOf(r), http.StatusMovedPermanently)
 		return
 	}
-	file := s.file(r.URL.Path)
+	name, file := s.resolve(r.URL.Path)
 	if file == "" {
 		http.NotFound(w, r)
 		return
@@ -121,13 +130,13 @@ func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
-	if strings.HasPrefix(r.URL.Path, "/embed/") {
+	if strings.HasPrefix(name, "/embed/") {
 		h.Set("Content-Security-Policy", cspEmbed)
 	} else {
 		h.Set("Content-Security-Policy", cspNoFraming)
 		h.Set("X-Frame-Options", "DENY")
 	}
-	if strings.HasPrefix(r.URL.Path, "/assets/") {
+	if strings.HasPrefix(name, "/assets/") {
 		// Content-hashed names: a changed file has a new name, so a cached one is never stale.
 		h.Set("Cache-Control", "public, max-age=31536000, immutable")
 	} else {

@@ -166,6 +166,38 @@ func TestSite(t *testing.T) {
 		}
 	})
 
+	// The request path reaches the server percent-decoded and uncleaned; headers must follow the file that is
+	// served, or the main page could be framed through the embed route.
+	t.Run("headers follow the file served", func(t *testing.T) {
+		for _, tc := range []struct {
+			path, frame, csp, cache string
+		}{
+			{path: "/embed%2F..%2Findex.html", frame: "DENY", csp: "frame-ancestors 'none'", cache: "no-cache"},
+			{path: "/embed/..%2Findex.html", frame: "DENY", csp: "frame-ancestors 'none'", cache: "no-cache"},
+			{path: "/embed/../index.html", frame: "DENY", csp: "frame-ancestors 'none'", cache: "no-cache"},
+			{path: "/embed%2F.%2F..%2F", frame: "DENY", csp: "frame-ancestors 'none'", cache: "no-cache"},
+			{path: "/assets%2F..%2Findex.html", frame: "DENY", csp: "frame-ancestors 'none'", cache: "no-cache"},
+			{path: "/x%2F..%2Fembed%2Findex.html", frame: "", csp: "frame-ancestors *", cache: "no-cache"},
+			{path: "/embed/.%2Findex.html", frame: "", csp: "frame-ancestors *", cache: "no-cache"},
+		} {
+			t.Run(tc.path, func(t *testing.T) {
+				resp, body := do(t, "GET", tc.path, nil)
+				if resp.StatusCode != 200 {
+					t.Fatalf("%d (%s)", resp.StatusCode, body)
+				}
+				if got := resp.Header.Get("X-Frame-Options"); got != tc.frame {
+					t.Errorf("X-Frame-Options %q, want %q", got, tc.frame)
+				}
+				if got := resp.Header.Get("Content-Security-Policy"); !strings.HasSuffix(got, tc.csp) {
+					t.Errorf("Content-Security-Policy %q, want it to end with %q", got, tc.csp)
+				}
+				if got := resp.Header.Get("Cache-Control"); got != tc.cache {
+					t.Errorf("Cache-Control %q, want %q", got, tc.cache)
+				}
+			})
+		}
+	})
+
 	t.Run("revalidation", func(t *testing.T) {
 		resp, _ := do(t, "GET", "/", map[string]string{"Accept-Encoding": "br"})
 		tag := resp.Header.Get("ETag")
