@@ -34,6 +34,9 @@ type Options struct {
 	// Site, if set, is the directory of the playground's static build (tools/webbuild), served beside the
 	// API: its pages and assets at their paths, every other path to the API (see WithSite).
 	Site string
+	// Links bound the short links the server keeps in its storage (see Links); the zero value keeps
+	// DefaultMaxLinks of them.
+	Links LinkOptions
 }
 
 // EtcdOptions choose the etcd of StorageEtcd: either a cluster to connect to (Endpoints, and TLS files for
@@ -111,6 +114,9 @@ func NewHandler(opts Options) (*Handler, error) {
 			return nil, err
 		}
 		h = WithSite(h, site)
+	}
+	if !opts.Links.Off {
+		h = WithLinks(h, NewLinks(eopts.Storage, opts.Links))
 	}
 	if opts.Log != nil {
 		h = accessLog(h, opts.Log)

@@ -13,6 +13,9 @@
 // server also hosts the playground: http://ADDR/ is the page, /embed/ its embeddable form, and the API keeps
 // its paths (/api, /apis, /version, /openapi/...). --site "" serves the API alone.
 //
+// The server also keeps short links for the page (POST /crdplay/v1/links, GET /crdplay/v1/links/ID) in its
+// storage, so that with etcd they survive restarts; --max-links bounds how many (0 turns them off).
+//
 // It stops gracefully on SIGINT or SIGTERM; a second signal stops it at once.
 package main
 
@@ -45,6 +48,7 @@ func main() {
 	flag.StringVar(&etcd.KeyFile, "etcd-keyfile", "", "client key `file` for etcd (with --etcd-certfile)")
 	flag.BoolVar(&etcd.Embedded, "etcd-embedded", false, "with --storage etcd: run etcd inside the server, on a loopback port (needs --data-dir)")
 	flag.StringVar(&etcd.DataDir, "data-dir", "", "`directory` of the embedded etcd's data, created if needed")
+	maxLinks := flag.Int("max-links", server.DefaultMaxLinks, "how many short links (POST /crdplay/v1/links) the server keeps in its storage; 0 turns them off")
 	logRequests := flag.Bool("log-requests", false, "log one line per request to stderr")
 	site := flag.String("site", server.DefaultSiteDir, "`directory` of the playground's static build to serve at / (\"\" for the API alone)")
 	flag.Usage = func() {
@@ -61,7 +65,7 @@ func main() {
 	}
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	opts := server.Options{Storage: *storage, Etcd: etcd, Site: *site}
+	opts := server.Options{Storage: *storage, Etcd: etcd, Site: *site, Links: server.LinkOptions{Off: *maxLinks <= 0, MaxCount: *maxLinks}}
 	siteSet := false
 	flag.Visit(func(f *flag.Flag) { siteSet = siteSet || f.Name == "site" })
 	if !siteSet {
