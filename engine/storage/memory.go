@@ -8,23 +8,52 @@ import (
 	"sync"
 )
 
-// memoryHistory is how many past events the in-memory store keeps at least so that a watch can resume from an
-// older revision. A watcher that falls further behind gets ErrCompacted, as from a compacted etcd.
-const memoryHistory = 4096
+// The in-memory store forgets what kube-apiserver's storage forgets, so that its memory stays bounded however
+// long it runs and however large its objects are. etcd under kube-apiserver is compacted every 5 minutes, and
+// the watch cache in front of it keeps from 100 up to 100*1024 events (k8s.io/apiserver pkg/storage/cacher,
+// watch_cache_history.go); here the past is kept by size rather than by age.
+const (
+	// memoryHistoryEvents is the most past events the store keeps. A watch or a list at an older revision fails
+	// with a *CompactedError, which the engine answers with 410 Gone ("too old resource version"), as upstream
+	// does for a compacted revision: the client lists again and watches from the list's resourceVersion.
+	memoryHistoryEvents = 1024
+	// memoryHistoryBytes bounds the previous contents that only the history keeps alive (the Prev of each
+	// event; the rest is the current objects): a 3 MB object patched 150 times keeps about five old copies, not
+	// 150. The oldest events are forgotten first, with the same 410 Gone past them as past
+	// memoryHistoryEvents. The newest event is kept whatever its size.
+	memoryHistoryBytes = 16 << 20
+	// memoryWatchBuffer is how many events wait in a watch's channel for its reader, upstream's default watch
+	// channel size (minWatchChanSize in watch_cache_history.go). A watcher reads the shared history rather than
+	// a private copy of it, so a slow one costs no memory; one so slow that the history forgets an event it has
+	// not received yet has its channel closed (the engine ends the watch with 410 Gone, the client lists again),
+	// as upstream terminates a watcher that cannot keep up. Writers never wait for a watcher.
+	memoryWatchBuffer = 10
+)
 
-// Memory is the in-memory Interface used in the browser and by default in the server.
+// Memory is the in-memory Interface used in the browser and by default in the server. What it remembers of the
+// past is bounded by memoryHistoryEvents and memoryHistoryBytes, and what a watch holds by memoryWatchBuffer.
 type Memory struct {
-	mu       sync.Mutex
-	rev      int64
-	data     map[string]Object
-	history  []Event // the last memoryHistory to 2*memoryHistory events, oldest first
-	watchers map[*memWatcher]struct{}
+	mu   sync.Mutex
+	rev  int64
+	data map[string]Object
+	// history is the latest events, oldest first; their revisions are consecutive and end at rev, as every
+	// write takes the next revision.
+	history []Event
+	// historyBytes is the sum of len(Prev) over history, the bytes that only the history keeps alive.
+	historyBytes int
+	watchers     map[*memWatcher]struct{}
 }
 
+// memWatcher is one watch's place in the history; its fields are guarded by Memory.mu.
 type memWatcher struct {
 	prefix string
-	from   int64 // only events after this revision are sent
-	ch     chan Event
+	// next is the revision of the first event it has not looked at.
+	next int64
+	// unread is the revision of the oldest event under prefix not yet taken (0 when there is none): once the
+	// history forgets it, the watcher has fallen behind.
+	unread int64
+	// wake holds a token when an event under prefix was published since the watcher last looked.
+	wake chan struct{}
 }
 
 // NewMemory returns an empty in-memory store.
@@ -165,60 +194,128 @@ func (s *Memory) put(key string, value, prev []byte, prevRev int64) int64 {
 	return s.rev
 }
 
+// publish appends ev to the history, forgets what the bounds no longer allow, and wakes the watchers ev
+// concerns; s.mu is held.
 func (s *Memory) publish(ev Event) {
 	s.history = append(s.history, ev)
-	// Trimming only when the history has doubled makes its cost one copy per memoryHistory writes rather than
-	// one per write.
-	if len(s.history) > 2*memoryHistory {
-		s.history = append(s.history[:0:0], s.history[len(s.history)-memoryHistory:]...)
+	s.historyBytes += len(ev.Prev)
+	for len(s.history) > 1 && (len(s.history) > memoryHistoryEvents || s.historyBytes > memoryHistoryBytes) {
+		s.historyBytes -= len(s.history[0].Prev)
+		// Cleared so that the array behind the slice does not keep the contents alive until append moves it.
+		s.history[0] = Event{}
+		s.history = s.history[1:]
 	}
 	for w := range s.watchers {
 		// A watch may start from a revision the store has not reached yet (a client resuming from a list
 		// taken elsewhere): the writes up to it are not "after" it.
-		if !strings.HasPrefix(ev.Object.Key, w.prefix) || ev.Object.Revision <= w.from {
+		if ev.Object.Revision < w.next || !strings.HasPrefix(ev.Object.Key, w.prefix) {
 			continue
 		}
+		if w.unread == 0 {
+			w.unread = ev.Object.Revision
+		}
 		select {
-		case w.ch <- ev:
+		case w.wake <- struct{}{}:
 		default:
-			// A watcher that cannot keep up is closed rather than allowed to block writers or lose events
-			// silently; its client re-lists, as with a real API server.
-			close(w.ch)
-			delete(s.watchers, w)
 		}
 	}
 }
 
-// Watch implements Interface.
+// Watch implements Interface. The events come from the shared history (see memoryWatchBuffer): a watcher that
+// falls further behind than the history reaches has its channel closed.
 func (s *Memory) Watch(ctx context.Context, prefix string, from int64) (<-chan Event, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var replay []Event
-	if from > 0 && from < s.rev {
+	if from <= 0 {
+		from = s.rev
+	}
+	w := &memWatcher{prefix: prefix, next: from + 1, wake: make(chan struct{}, 1)}
+	if from < s.rev {
 		if compacted := s.compactedLocked(); from < compacted {
 			return nil, &CompactedError{Revision: from, Compacted: compacted}
 		}
-		for _, ev := range s.history {
-			if ev.Object.Revision > from && strings.HasPrefix(ev.Object.Key, prefix) {
-				replay = append(replay, ev)
+		for _, ev := range s.history[s.indexLocked(w.next):] {
+			if strings.HasPrefix(ev.Object.Key, prefix) {
+				w.unread = ev.Object.Revision
+				w.wake <- struct{}{}
+				break
 			}
 		}
 	}
-	// The replay must fit (it is sent with s.mu held), and leave a resumed watcher as much room for live
-	// events as a new one has.
-	w := &memWatcher{prefix: prefix, from: from, ch: make(chan Event, len(replay)+memoryHistory)}
-	for _, ev := range replay {
-		w.ch <- ev
-	}
 	s.watchers[w] = struct{}{}
-	go func() {
-		<-ctx.Done()
+	out := make(chan Event, memoryWatchBuffer)
+	go s.serveWatch(ctx, w, out)
+	return out, nil
+}
+
+// serveWatch copies the events w asks for from the history to out until ctx is done or w falls behind.
+func (s *Memory) serveWatch(ctx context.Context, w *memWatcher, out chan<- Event) {
+	defer close(out)
+	defer func() {
 		s.mu.Lock()
-		defer s.mu.Unlock()
-		if _, ok := s.watchers[w]; ok {
-			delete(s.watchers, w)
-			close(w.ch)
-		}
+		delete(s.watchers, w)
+		s.mu.Unlock()
 	}()
-	return w.ch, nil
+	batch := make([]Event, 0, memoryWatchBuffer)
+	for {
+		s.mu.Lock()
+		var ok bool
+		batch, ok = s.takeLocked(w, batch[:0])
+		s.mu.Unlock()
+		if !ok {
+			return
+		}
+		for i, ev := range batch {
+			select {
+			case out <- ev:
+			case <-ctx.Done():
+				return
+			}
+			batch[i] = Event{} // sent: the batch must not keep its contents alive
+		}
+		if len(batch) == cap(batch) {
+			continue // there may be more
+		}
+		select {
+		case <-w.wake:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// takeLocked appends to batch, up to its capacity, the events under w.prefix from w.next on, and moves w past
+// them. It reports false when the history has forgotten an event w has not taken. s.mu is held.
+func (s *Memory) takeLocked(w *memWatcher, batch []Event) ([]Event, bool) {
+	if w.unread == 0 {
+		// Nothing under the prefix since w last looked: skip what it has not looked at.
+		w.next = max(w.next, s.rev+1)
+		return batch, true
+	}
+	if w.unread <= s.compactedLocked() {
+		return batch, false
+	}
+	i := s.indexLocked(w.next)
+	for ; i < len(s.history) && len(batch) < cap(batch); i++ {
+		if ev := s.history[i]; strings.HasPrefix(ev.Object.Key, w.prefix) {
+			batch = append(batch, ev)
+		}
+	}
+	w.next = s.rev + 1
+	w.unread = 0
+	if i < len(s.history) {
+		// The batch is full: the next event may be under the prefix.
+		w.next = s.history[i].Object.Revision
+		w.unread = w.next
+	}
+	return batch, true
+}
+
+// indexLocked is the index in the history of the event at revision rev, clamped to the history's bounds.
+// s.mu is held.
+func (s *Memory) indexLocked(rev int64) int {
+	if len(s.history) == 0 {
+		return 0
+	}
+	return int(min(max(rev-s.history[0].Object.Revision, 0), int64(len(s.history))))
 }

@@ -1,10 +1,13 @@
 package storage_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"testing"
+	"time"
 
 	"crdplay/engine/storage"
 	"crdplay/engine/storage/storagetest"
@@ -14,52 +17,243 @@ func TestMemory(t *testing.T) {
 	storagetest.Run(t, func(*testing.T) storage.Interface { return storage.NewMemory() })
 }
 
-// TestMemoryCompaction: the memory store remembers a bounded history, and a watch from before it must be told
-// so (the engine answers 410 Gone and the client lists again) rather than silently miss changes.
+// The bounds documented in memory.go, which these tests hold the store to.
+const (
+	historyEvents = 1024
+	historyBytes  = 16 << 20
+)
+
+// TestMemoryCompaction: the memory store remembers a bounded history, by count and by size, and a watch or a
+// list from before it must be told so (the engine answers 410 Gone and the client lists again) rather than
+// silently miss changes.
 func TestMemoryCompaction(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		writes int
+		size   int // bytes of each value
+		kept   int64
+	}{
+		// Small objects: the count bound.
+		{"events", 2 * historyEvents, 8, historyEvents},
+		// 1 MiB objects: each update keeps the previous MiB, so 16 of them fill the size bound.
+		{"bytes", 40, 1 << 20, historyBytes / (1 << 20)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			s := storage.NewMemory()
+			value := func(i int) []byte {
+				v := bytes.Repeat([]byte{'x'}, tc.size)
+				copy(v, fmt.Sprint(i, ";"))
+				return v
+			}
+			first, err := s.Create(ctx, "/registry/g/r/a", value(0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rev := first
+			for i := 1; i <= tc.writes; i++ {
+				if rev, err = s.Update(ctx, "/registry/g/r/a", value(i), rev); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err = s.Watch(ctx, "/registry/g/r/", first)
+			var ce *storage.CompactedError
+			if !errors.As(err, &ce) || ce.Revision != first || ce.Compacted != rev-tc.kept {
+				t.Fatalf("Watch from revision %d after %d writes: %v, want a CompactedError at %d (%d events kept)", first, tc.writes, err, rev-tc.kept, tc.kept)
+			}
+			if _, err := s.List(ctx, "/registry/g/r/", storage.ListOptions{Revision: first}); !errors.Is(err, storage.ErrCompacted) {
+				t.Errorf("List at revision %d after %d writes: %v, want ErrCompacted", first, tc.writes, err)
+			}
+			// The oldest revision it remembers can still be listed, with the value of then.
+			res, err := s.List(ctx, "/registry/g/r/", storage.ListOptions{Revision: ce.Compacted})
+			if err != nil || len(res.Items) != 1 || res.Items[0].Revision != ce.Compacted || !bytes.Equal(res.Items[0].Value, value(int(ce.Compacted-first))) {
+				t.Errorf("List at the compaction revision %d: %d items, %v", ce.Compacted, len(res.Items), err)
+			}
+			// And watched from, through the whole history.
+			ch, err := s.Watch(ctx, "/registry/g/r/", ce.Compacted)
+			if err != nil {
+				t.Fatalf("Watch from the compaction revision: %v", err)
+			}
+			for want := ce.Compacted + 1; want <= rev; want++ {
+				if ev, ok := <-ch; !ok || ev.Object.Revision != want {
+					t.Fatalf("replayed revision %d (open %v), want %d", ev.Object.Revision, ok, want)
+				}
+			}
+		})
+	}
+}
+
+// TestMemoryLongReplay: a watch may resume from far back in the history, further than a watcher's channel
+// holds; the replay must neither block the store nor be cut short, and live events follow it. (A watch from the
+// oldest revision remembered falls behind at the next write, as the history forgets the event it has yet to
+// send.)
+func TestMemoryLongReplay(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s := storage.NewMemory()
-	first, err := s.Create(ctx, "/registry/g/r/a", []byte("0"))
+	rev, err := s.Create(ctx, "/registry/g/r/a", []byte("0"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rev := first
-	// Enough writes to push the first ones out of any history of up to twice 4096 events.
-	const writes = 3 * 4096
-	for i := 1; i <= writes; i++ {
+	for i := 1; i <= 2*historyEvents; i++ {
 		if rev, err = s.Update(ctx, "/registry/g/r/a", []byte(fmt.Sprint(i)), rev); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, err = s.Watch(ctx, "/registry/g/r/", first)
-	var ce *storage.CompactedError
-	if !errors.Is(err, storage.ErrCompacted) || !errors.As(err, &ce) || ce.Revision != first || ce.Compacted <= first || ce.Compacted > rev-4096 {
-		t.Errorf("Watch from revision %d after %d writes: %v, want a CompactedError at most 4096 revisions back", first, writes, err)
-	}
-	if _, err := s.List(ctx, "/registry/g/r/", storage.ListOptions{Revision: first}); !errors.Is(err, storage.ErrCompacted) {
-		t.Errorf("List at revision %d after %d writes: %v, want ErrCompacted", first, writes, err)
-	}
-	// The oldest revision it remembers can still be listed, with the value of then.
-	if ce != nil {
-		res, err := s.List(ctx, "/registry/g/r/", storage.ListOptions{Revision: ce.Compacted})
-		if err != nil || len(res.Items) != 1 || res.Items[0].Revision != ce.Compacted || string(res.Items[0].Value) != fmt.Sprint(ce.Compacted-first) {
-			t.Errorf("List at the compaction revision %d: %+v, %v", ce.Compacted, res, err)
-		}
-	}
-	// The recent past is still there.
-	ch, err := s.Watch(ctx, "/registry/g/r/", rev-10)
+	from := rev - historyEvents/2
+	ch, err := s.Watch(ctx, "/registry/g/r/", from)
 	if err != nil {
-		t.Fatalf("Watch from 10 writes ago: %v", err)
+		t.Fatalf("Watch from %d (%d writes ago): %v", from, historyEvents/2, err)
 	}
-	for want := rev - 9; want <= rev; want++ {
-		if ev := <-ch; ev.Object.Revision != want {
-			t.Fatalf("replayed revision %d, want %d", ev.Object.Revision, want)
+	if _, err := s.Update(ctx, "/registry/g/r/a", []byte("live"), rev); err != nil {
+		t.Fatal(err)
+	}
+	for want := from + 1; want <= rev+1; want++ {
+		ev, ok := <-ch
+		if !ok || ev.Object.Revision != want {
+			t.Fatalf("got revision %d (open %v), want %d", ev.Object.Revision, ok, want)
 		}
 	}
 }
 
-// BenchmarkMemoryUpdate measures a write once the history is full, where trimming it happens.
+// TestMemorySlowWatcher: a watcher that stops reading never holds up writers; once the history has forgotten
+// an event it has not received, its channel closes (the client lists again) after every event before that one,
+// so that no acknowledged write is skipped without the watcher being told. A watcher that keeps reading sees
+// every write.
+func TestMemorySlowWatcher(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := storage.NewMemory()
+	slow, err := s.Watch(ctx, "/registry/g/r/", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast, err := s.Watch(ctx, "/registry/g/r/", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const writes = 2 * historyEvents
+	var fastRevs []int64
+	fastDone := make(chan struct{})
+	go func() {
+		defer close(fastDone)
+		for ev := range fast {
+			if fastRevs = append(fastRevs, ev.Object.Revision); len(fastRevs) == writes {
+				return
+			}
+		}
+	}()
+	wrote := make(chan error, 1)
+	go func() {
+		rev, err := s.Create(ctx, "/registry/g/r/a", []byte("0"))
+		for i := 1; err == nil && i < writes; i++ {
+			rev, err = s.Update(ctx, "/registry/g/r/a", []byte(fmt.Sprint(i)), rev)
+		}
+		wrote <- err
+	}()
+	select {
+	case err := <-wrote:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("writers blocked by a watcher that does not read")
+	}
+
+	var got int64
+	deadline := time.After(10 * time.Second)
+	for open := true; open; {
+		select {
+		case ev, ok := <-slow:
+			if open = ok; ok {
+				if got++; ev.Object.Revision != got {
+					t.Fatalf("slow watcher got revision %d after %d events: an event was skipped", ev.Object.Revision, got-1)
+				}
+			}
+		case <-deadline:
+			t.Fatalf("slow watcher still open after %d of %d events, though the history holds only %d", got, writes, historyEvents)
+		}
+	}
+	if got >= writes-historyEvents+1 {
+		t.Errorf("slow watcher got %d events, more than were sent before the history forgot the next", got)
+	}
+
+	select {
+	case <-fastDone:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("fast watcher got %d of %d events", len(fastRevs), writes)
+	}
+	for i, rev := range fastRevs {
+		if rev != int64(i+1) {
+			t.Fatalf("fast watcher's event %d is at revision %d", i, rev)
+		}
+	}
+}
+
+// TestMemoryHistoryHeap: what the store keeps of the past is bounded by bytes: 150 patches of a 3 MB object
+// keep a few old copies (the history's 16 MiB), not 150 (about 450 MB).
+func TestMemoryHistoryHeap(t *testing.T) {
+	const size, patches = 3 << 20, 150
+	// The current object, the 16 MiB of history and room for the collector's accounting.
+	const limit = size + historyBytes + 8<<20
+	ctx := context.Background()
+	before := liveHeap()
+	s := storage.NewMemory()
+	value := bytes.Repeat([]byte{'x'}, size)
+	rev, err := s.Create(ctx, "/registry/g/r/big", value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range patches {
+		copy(value, fmt.Sprintf("label-%03d", i)) // the store copies what it is given
+		if rev, err = s.Update(ctx, "/registry/g/r/big", value, rev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	grown := int64(liveHeap()) - int64(before)
+	runtime.KeepAlive(s)
+	t.Logf("%d patches of a %d MiB object: live heap grew by %.1f MiB", patches, size>>20, float64(grown)/(1<<20))
+	if grown > limit {
+		t.Errorf("live heap grew by %.1f MiB, want at most %.1f MiB", float64(grown)/(1<<20), float64(limit)/(1<<20))
+	}
+}
+
+// TestMemoryWatchCost: an idle watch costs a goroutine and a few small buffers, not a private copy of the
+// history: thousands of watches must cost less than the objects they watch.
+func TestMemoryWatchCost(t *testing.T) {
+	const watches = 500
+	const perWatch = 16 << 10
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := storage.NewMemory()
+	if _, err := s.Create(ctx, "/registry/g/r/a", []byte("0")); err != nil {
+		t.Fatal(err)
+	}
+	before := liveHeap()
+	for range watches {
+		if _, err := s.Watch(ctx, "/registry/g/r/", 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(100 * time.Millisecond) // the watchers' goroutines start and wait
+	cost := (int64(liveHeap()) - int64(before)) / watches
+	t.Logf("%d idle watches: %d bytes each", watches, cost)
+	if cost > perWatch {
+		t.Errorf("an idle watch costs %d bytes, want at most %d", cost, perWatch)
+	}
+	runtime.KeepAlive(s)
+}
+
+// liveHeap is the memory in use after a collection: the live heap and the goroutines' stacks.
+func liveHeap() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc + m.StackInuse
+}
+
+// BenchmarkMemoryUpdate measures a write once the history is full, where forgetting the oldest events happens.
 func BenchmarkMemoryUpdate(b *testing.B) {
 	ctx := context.Background()
 	s := storage.NewMemory()
@@ -77,39 +271,6 @@ func BenchmarkMemoryUpdate(b *testing.B) {
 	for range b.N {
 		if rev, err = s.Update(ctx, "/registry/g/r/a", value, rev); err != nil {
 			b.Fatal(err)
-		}
-	}
-}
-
-// TestMemoryLongReplay: a watch may resume from anywhere in the history, which is longer than a watcher's
-// buffer for live events; the replay must neither block the store nor be cut short.
-func TestMemoryLongReplay(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	s := storage.NewMemory()
-	rev, err := s.Create(ctx, "/registry/g/r/a", []byte("0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// 4096 is the history the store promises; more than that may still be there.
-	const writes = 4096 + 4000
-	for i := 1; i <= writes; i++ {
-		if rev, err = s.Update(ctx, "/registry/g/r/a", []byte(fmt.Sprint(i)), rev); err != nil {
-			t.Fatal(err)
-		}
-	}
-	from := rev - 4096
-	ch, err := s.Watch(ctx, "/registry/g/r/", from)
-	if err != nil {
-		t.Fatalf("Watch from %d (4096 writes ago): %v", from, err)
-	}
-	if _, err := s.Update(ctx, "/registry/g/r/a", []byte("live"), rev); err != nil {
-		t.Fatal(err)
-	}
-	for want := from + 1; want <= rev+1; want++ {
-		ev, ok := <-ch
-		if !ok || ev.Object.Revision != want {
-			t.Fatalf("got revision %d (open %v), want %d", ev.Object.Revision, ok, want)
 		}
 	}
 }

@@ -88,8 +88,10 @@ var (
 	ErrExists      = errors.New("already exists")
 	ErrConflict    = errors.New("revision conflict")
 	ErrUnavailable = errors.New("storage unavailable")
-	// ErrCompacted means a watch or list asked for a revision the store no longer remembers; implementations
-	// return it as a *CompactedError when they know how far back they remember.
+	// ErrCompacted means a watch or list asked for a revision the store no longer remembers (etcd compacted it,
+	// or the memory store's bounded history forgot it); implementations return it as a *CompactedError when they
+	// know how far back they remember. The engine answers it with 410 Gone, "too old resource version", as
+	// kube-apiserver does, and the client lists again.
 	ErrCompacted = errors.New("revision compacted")
 	// ErrFutureRevision means a list asked for a revision the store has not reached yet.
 	ErrFutureRevision = errors.New("revision not reached yet")
