@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -47,6 +48,10 @@ type Config struct {
 	RequestTimeout time.Duration
 	// TLS, if set, is the client's TLS configuration for https endpoints (see LoadTLS).
 	TLS *tls.Config
+	// Log, if set, receives the details of failed requests (operation, key, endpoints, cause), which the
+	// errors returned leave out: they reach the API's clients, who should learn what etcd said but not where
+	// etcd is or how the server lays out its keys.
+	Log *slog.Logger
 	// Prefix is put in front of every key in etcd, so that several stores can share one etcd without seeing
 	// each other's keys. "" keeps the engine's keys (/registry/...) as they are, as kube-apiserver does.
 	Prefix string
@@ -59,7 +64,8 @@ type Store struct {
 	kv      clientv3.KV
 	watcher clientv3.Watcher
 	timeout time.Duration
-	where   string // names the cluster in errors
+	where   string // names the cluster in the log
+	log     *slog.Logger
 
 	// down is when a request last went unanswered for the whole timeout (Unix nanoseconds; 0 once one
 	// succeeds). See unreachable.
@@ -119,7 +125,8 @@ func New(cfg Config) (*Store, error) {
 		kv:      client.KV,
 		watcher: client.Watcher,
 		timeout: cfg.RequestTimeout,
-		where:   "etcd " + strings.Join(cfg.Endpoints, ","),
+		where:   strings.Join(cfg.Endpoints, ","),
+		log:     cfg.Log,
 	}
 	if cfg.Prefix != "" {
 		s.kv = namespace.NewKV(client.KV, cfg.Prefix)
@@ -428,16 +435,17 @@ func (s *Store) call(ctx context.Context) (context.Context, context.CancelFunc) 
 // unreachable fails a request at once when etcd is known to be out of reach: a request already waited the
 // whole timeout in vain and the connection is still failing. Without it, every request of an outage would wait
 // the timeout, and one the engine answers with several storage calls would take several. A short blip
-// (an etcd restart) is still ridden out by the first request, which waits.
+// (an etcd restart) is still ridden out by the first request, which waits. It logs nothing: the request that
+// found etcd gone did.
 func (s *Store) unreachable(ctx context.Context, op, key string) error {
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("%s %s: %w", op, key, err) // as fail would say
+		return fmt.Errorf("etcd %s: %w", op, err) // as fail would say
 	}
 	since := s.down.Load()
 	if since == 0 || s.client.ActiveConnection().GetState() != connectivity.TransientFailure {
 		return nil
 	}
-	return fmt.Errorf("%w: %s: cannot %s %s: not connected (no answer since %s)", storage.ErrUnavailable, s.where, op, key,
+	return fmt.Errorf("%w: etcd is not reachable (no answer since %s)", storage.ErrUnavailable,
 		time.Unix(0, since).UTC().Format(time.TimeOnly))
 }
 
@@ -449,23 +457,60 @@ func (s *Store) answered() {
 }
 
 // fail converts the error of a request that ctx made: unreachable etcd and timeouts become ErrUnavailable
-// (which the engine answers with 503), compaction ErrCompacted.
+// (which the engine answers with 503), compaction ErrCompacted. The engine puts the text of what fail returns
+// in the Status it answers with, so the text is what etcd's server said (as kube-apiserver's clients read
+// "etcdserver: request is too large"), never the endpoints or the key; those go to the log.
 func (s *Store) fail(ctx context.Context, op, key string, err error) error {
 	switch {
 	case ctx.Err() != nil:
-		// The caller gave up (its client went away); etcd is not to blame.
-		return fmt.Errorf("%s %s: %w", op, key, ctx.Err())
+		// The caller gave up (its client went away, or its deadline passed); etcd is not to blame.
+		return fmt.Errorf("etcd %s: %w", op, ctx.Err())
 	case errors.Is(err, rpctypes.ErrCompacted):
 		return fmt.Errorf("%s %s: %w", op, key, storage.ErrCompacted)
 	case errors.Is(err, rpctypes.ErrFutureRev):
 		return fmt.Errorf("%s %s: %w", op, key, storage.ErrFutureRevision)
+	}
+	if s.log != nil {
+		s.log.Warn("etcd request failed", "op", op, "key", key, "endpoints", s.where, "err", err)
+	}
+	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		s.down.CompareAndSwap(0, time.Now().UnixNano())
-		return fmt.Errorf("%w: %s did not answer %s %s within %v", storage.ErrUnavailable, s.where, op, key, s.timeout)
+		return fmt.Errorf("%w: etcd did not answer within %v", storage.ErrUnavailable, s.timeout)
 	case unavailable(err):
-		return fmt.Errorf("%w: %s: %s %s: %v", storage.ErrUnavailable, s.where, op, key, err)
+		return fmt.Errorf("%w: %s", storage.ErrUnavailable, serverMessage(err))
 	}
-	return fmt.Errorf("%s: %s %s: %w", s.where, op, key, err)
+	return &etcdError{msg: serverMessage(err), err: err}
+}
+
+// etcdError is a failure etcd reported, worded as etcd's server words it.
+type etcdError struct {
+	msg string
+	err error
+}
+
+func (e *etcdError) Error() string { return e.msg }
+func (e *etcdError) Unwrap() error { return e.err }
+
+// serverMessage is what etcd said about err: the server's own text for the errors it sends
+// ("etcdserver: request is too large"), the gRPC status message for the client's refusals. Neither names an
+// endpoint or a key; the gRPC transport's connection errors can ("dial tcp 10.0.0.5:2379: ..."), so those are
+// summed up by their code.
+func serverMessage(err error) string {
+	var ev rpctypes.EtcdError
+	if errors.As(err, &ev) {
+		return ev.Error()
+	}
+	if st, ok := status.FromError(err); ok {
+		switch st.Code() {
+		case codes.Unavailable:
+			return "etcd is not reachable"
+		case codes.DeadlineExceeded, codes.Canceled:
+			return "etcd did not answer"
+		}
+		return rpctypes.ErrorDesc(err)
+	}
+	return "etcd request failed"
 }
 
 // unavailable reports errors that say etcd cannot serve now but may later: no connection, no leader, overload.

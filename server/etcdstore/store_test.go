@@ -1,6 +1,7 @@
 package etcdstore
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -11,11 +12,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"math/big"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -199,7 +202,9 @@ func TestUnavailable(t *testing.T) {
 	// The bounds below leave seconds of slack for a loaded machine (go test runs packages side by side) yet
 	// still tell the request timeout from the dial timeout, and waiting from failing at once.
 	const timeout = 2 * time.Second
-	s := newStore(t, Config{Endpoints: []string{ep}, RequestTimeout: timeout, DialTimeout: 30 * time.Second})
+	var log syncBuffer
+	s := newStore(t, Config{Endpoints: []string{ep}, RequestTimeout: timeout, DialTimeout: 30 * time.Second,
+		Log: slog.New(slog.NewTextHandler(&log, nil))})
 	calls := map[string]func() error{
 		"Get":    func() error { _, err := s.Get(ctx, "/registry/a"); return err },
 		"List":   func() error { _, err := s.List(ctx, "/registry/", storage.ListOptions{}); return err },
@@ -214,8 +219,10 @@ func TestUnavailable(t *testing.T) {
 		if d := time.Since(start); d > max {
 			t.Errorf("took %v, want at most %v", d, max)
 		}
-		if !errors.Is(err, storage.ErrUnavailable) || !strings.Contains(err.Error(), ep) {
-			t.Errorf("%v, want ErrUnavailable naming %s", err, ep)
+		// The text reaches API clients: it says etcd is unreachable, not where etcd is or which key was asked.
+		if !errors.Is(err, storage.ErrUnavailable) || !strings.Contains(err.Error(), "etcd") ||
+			strings.Contains(err.Error(), strings.TrimPrefix(ep, "http://")) || strings.Contains(err.Error(), "/registry") {
+			t.Errorf("%q, want ErrUnavailable saying etcd is unreachable, without %s or the key", err, ep)
 		}
 	}
 	t.Run("first", func(t *testing.T) {
@@ -231,6 +238,9 @@ func TestUnavailable(t *testing.T) {
 			t.Run(name, func(t *testing.T) { check(t, call, timeout/2) })
 		}
 	})
+	if !strings.Contains(log.String(), ep) || !strings.Contains(log.String(), "/registry/a") {
+		t.Errorf("the log does not name the endpoint and the key:\n%s", log.String())
+	}
 	// A caller that gives up is not told that etcd is down.
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
@@ -428,4 +438,61 @@ func writeCert(t *testing.T, dir, name string, parent *x509.Certificate, parentK
 		t.Fatal(err)
 	}
 	return cert, key
+}
+
+// TestServerErrorText: an error etcd's server reports reaches the caller in etcd's words, as kube-apiserver
+// answers it (an object over etcd's request limit: "etcdserver: request is too large"), without the endpoint
+// or the key, which only the log gets.
+func TestServerErrorText(t *testing.T) {
+	t.Parallel()
+	var log syncBuffer
+	s := newStore(t, Config{Log: slog.New(slog.NewTextHandler(&log, nil))})
+	ctx := context.Background()
+	// Above etcd's default request limit (1.5 MiB), below the client's send limit (2 MiB).
+	big := make([]byte, 1600*1024)
+	for _, tc := range []struct {
+		name string
+		call func() error
+	}{
+		{"Create", func() error { _, err := s.Create(ctx, "/registry/big", big); return err }},
+		{"Update", func() error {
+			rev, err := s.Create(ctx, "/registry/small", []byte("v"))
+			if err != nil {
+				return fmt.Errorf("setup: %w", err)
+			}
+			_, err = s.Update(ctx, "/registry/small", big, rev)
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.call()
+			if err == nil || err.Error() != "etcdserver: request is too large" {
+				t.Errorf("%v, want exactly %q", err, "etcdserver: request is too large")
+			}
+			if errors.Is(err, storage.ErrUnavailable) {
+				t.Errorf("%v is not unavailability: no retry will fix it", err)
+			}
+		})
+	}
+	if !strings.Contains(log.String(), endpoint) || !strings.Contains(log.String(), "/registry/big") {
+		t.Errorf("the log does not name the endpoint and the key:\n%s", log.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer that parallel requests may log to.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
