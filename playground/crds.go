@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -125,7 +127,11 @@ func (ev *evaluation) installOne(d *yamlpos.Doc) CRDResult {
 			res.Error, _ = json.Marshal(string(r.body))
 		}
 		if d.Err == nil || r.status != http.StatusBadRequest {
-			st.diags = append(st.diags, statusDiagnostics(SourceCRDs, d, r, SeverityError, loc)...)
+			diags := statusDiagnostics(SourceCRDs, d, r, SeverityError, loc)
+			for i := range diags {
+				atCELError(d, &diags[i])
+			}
+			st.diags = append(st.diags, diags...)
 		}
 	}
 
@@ -305,39 +311,72 @@ var crdRewrites = []struct{ from, to string }{
 // crdLocator finds upstream's CRD field paths in a CRD document.
 func crdLocator(d *yamlpos.Doc) func(string) yamlpos.Result {
 	return func(path string) yamlpos.Result {
-		best := d.Locate(path)
-		if best.Exact {
-			return best
+		r, _ := crdResolve(d, path)
+		return r
+	}
+}
+
+// crdResolve finds an upstream CRD field path in a CRD document, and returns the path as the text spells it
+// (the v1 layout) when it is there.
+func crdResolve(d *yamlpos.Doc, path string) (yamlpos.Result, string) {
+	best := d.Locate(path)
+	if best.Exact {
+		return best, path
+	}
+	if path == "spec.version" {
+		if r := d.Locate("spec.versions[0].name"); r.Exact {
+			return r, "spec.versions[0].name"
 		}
-		if path == "spec.version" {
-			if r := d.Locate("spec.versions[0].name"); r.Exact {
-				return r
+	}
+	for _, rw := range crdRewrites {
+		if path != rw.from && !strings.HasPrefix(path, rw.from+".") && !strings.HasPrefix(path, rw.from+"[") {
+			continue
+		}
+		rest := path[len(rw.from):]
+		for i := 0; i < 64; i++ {
+			to := rw.to
+			if strings.Contains(to, "%d") {
+				to = fmt.Sprintf(to, i)
+			} else if i > 0 {
+				break
+			}
+			r := d.Locate(to + rest)
+			if r.Exact {
+				return r, to + rest
+			}
+			if len(r.Found) > len(best.Found) {
+				best = r
+			}
+			if !strings.Contains(r.Found, fmt.Sprintf("[%d]", i)) {
+				break // no such version
 			}
 		}
-		for _, rw := range crdRewrites {
-			if path != rw.from && !strings.HasPrefix(path, rw.from+".") && !strings.HasPrefix(path, rw.from+"[") {
-				continue
-			}
-			rest := path[len(rw.from):]
-			for i := 0; i < 64; i++ {
-				to := rw.to
-				if strings.Contains(to, "%d") {
-					to = fmt.Sprintf(to, i)
-				} else if i > 0 {
-					break
-				}
-				r := d.Locate(to + rest)
-				if r.Exact {
-					return r
-				}
-				if len(r.Found) > len(best.Found) {
-					best = r
-				}
-				if !strings.Contains(r.Found, fmt.Sprintf("[%d]", i)) {
-					break // no such version
-				}
-			}
+	}
+	return best, ""
+}
+
+// celErrorRe finds the first position of a CEL compilation error in upstream's message about a rule or a
+// messageExpression ("compilation failed: ERROR: <input>:1:5: undefined field 'x'\n | self.x > 0\n | ....^").
+var celErrorRe = regexp.MustCompile(`compilation failed: ERROR: <input>:(\d+):(\d+): `)
+
+// atCELError narrows the span of a CRD diagnostic about an expression that does not compile to the
+// character of the expression that CEL's error points at, when the text writes the expression verbatim. A
+// folded block or a quoted scalar with escapes keeps the span of the whole field (yamlpos.Doc.InScalar says
+// why): counting CEL's columns through YAML's escapes and line folding would guess. The message stays
+// upstream's, whole.
+func atCELError(d *yamlpos.Doc, diag *Diagnostic) {
+	if !diag.Exact || !(strings.HasSuffix(diag.Field, ".rule") || strings.HasSuffix(diag.Field, ".messageExpression")) {
+		return
+	}
+	m := celErrorRe.FindStringSubmatch(diag.Message)
+	if m == nil {
+		return
+	}
+	line, _ := strconv.Atoi(m[1])
+	col, _ := strconv.Atoi(m[2])
+	if _, path := crdResolve(d, diag.Field); path != "" {
+		if sp, ok := d.InScalar(path, line, col); ok {
+			diag.Span = sp
 		}
-		return best
 	}
 }

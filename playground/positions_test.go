@@ -121,14 +121,44 @@ func TestCELCompileErrorPosition(t *testing.T) {
 		t.Fatalf("want one diagnostic, got %+v", got)
 	}
 	d := got[0]
-	// "                - rule: self.nope == 1" is line 48 once the two lines are gone: key and value.
-	if d.Document != 1 || d.Line != 48 || d.Column != 19 || d.EndColumn != 39 || !d.Exact || !strings.Contains(d.Message, "compilation failed") {
+	// "                - rule: self.nope == 1" is line 48 once the two lines are gone; CEL's "<input>:1:5"
+	// points at ".nope" in the rule, columns 29 to 34 of the line. The message is upstream's, whole.
+	if d.Document != 1 || d.Line != 48 || d.Column != 29 || d.EndColumn != 34 || !d.Exact || !strings.Contains(d.Message, "compilation failed: ERROR: <input>:1:5: type 'int' does not support field selection\n | self.nope == 1\n | ....^") {
 		t.Errorf("got %+v", d)
 	}
 	// The cost report has the rule, at the same place, with the compiler's error.
 	rules := res.CRDs[1].Versions[0].CEL.Rules
 	if len(rules) != 1 || rules[0].Span == nil || rules[0].Span.Line != 48 || rules[0].Error == "" || rules[0].Self != "spec.rule" {
 		t.Errorf("cost report %+v", rules)
+	}
+}
+
+func TestCELCompileErrorColumn(t *testing.T) {
+	crds := strings.Replace(twoCRDs, "              untyped:\n                description: no type here\n", "", 1)
+	for _, tc := range []struct {
+		name string
+		rule string // the text after "- rule:" on line 48
+		want Span
+	}{
+		{"single quoted", ` 'self.nope == 1'`, Span{Line: 48, Column: 30, EndLine: 48, EndColumn: 35}},
+		{"literal block: the column under the indentation", " |-\n                    self.nope == 1", Span{Line: 49, Column: 25, EndLine: 49, EndColumn: 30}},
+		// Escapes and folding move CEL's columns away from the text's: the whole field is marked.
+		{"double quoted with an escape: the whole field", ` "self.nope == \u0031"`, Span{Line: 48, Column: 19, EndLine: 48, EndColumn: 46}},
+		{"folded block: the whole field", " >\n                    self.nope == 1", Span{Line: 48, Column: 19, EndLine: 48, EndColumn: 26}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			text := strings.Replace(crds, "- rule: self.nope == 1", "- rule:"+tc.rule, 1)
+			res := evaluate(t, NewSession(Options{}), Input{CRDs: &text})
+			var got []Diagnostic
+			for _, d := range res.Diagnostics {
+				if d.Source == SourceCRDs {
+					got = append(got, d)
+				}
+			}
+			if len(got) != 1 || got[0].Span != tc.want || !strings.Contains(got[0].Message, "compilation failed: ERROR: <input>:1:5: ") {
+				t.Errorf("got %+v, want the span %+v", got, tc.want)
+			}
+		})
 	}
 }
 

@@ -36,7 +36,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"runtime"
 	"runtime/debug"
@@ -51,6 +53,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/klog/v2"
 
 	"crdplay/engine"
 	"crdplay/internal/inproc"
@@ -92,6 +95,7 @@ var (
 )
 
 func main() {
+	quietKlog()
 	if err := reset(); err != nil {
 		// Nothing to serve with: say so where the page's developer looks, and exit so that the worker sees
 		// the program end instead of waiting for a global that never comes.
@@ -109,6 +113,24 @@ func main() {
 	}))
 	// Keep the program (and so the functions above) alive; the Go runtime yields to the event loop here.
 	select {}
+}
+
+// quietKlog sends klog's output nowhere. Upstream code logs through klog on ordinary requests: a body with a
+// value of the wrong type makes managedfields' UpdateNoErrors log "[SHOULD NOT HAPPEN] failed to update
+// managedFields" before validation answers 422 (kube-apiserver logs the same line for the same request; see
+// engine/internal/apiserver/create.go). In a server that line goes to the operator's log; in the page, Go's
+// stderr is the browser console, where it would read as the page's own fault on every type error. The API's
+// answer says all there is to say, so the log is dropped.
+func quietKlog() {
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	// logtostderr (klog's default) bypasses the outputs; stderrthreshold still copies errors to stderr.
+	for name, value := range map[string]string{"logtostderr": "false", "alsologtostderr": "false", "stderrthreshold": "FATAL"} {
+		if err := fs.Set(name, value); err != nil {
+			js.Global().Get("console").Call("warn", "crdplay: klog "+name+": "+err.Error())
+		}
+	}
+	klog.SetOutput(io.Discard)
 }
 
 // reset installs a new engine over an empty in-memory store.

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -290,6 +291,12 @@ func (d *Doc) Locate(path string) Result {
 	if path == "<nil>" || d.Root == nil {
 		return Result{Span: d.Start(), Exact: path == "" || path == "<nil>"}
 	}
+	w, rest := d.walk(path)
+	return Result{Span: w.span(), Exact: rest == "", Found: strings.TrimSuffix(path[:len(path)-len(rest)], ".")}
+}
+
+// walk descends along path as far as the text has it, and returns where it stopped and the rest of the path.
+func (d *Doc) walk(path string) (walker, string) {
 	w := walker{doc: d, node: d.Root}
 	rest := path
 	for rest != "" {
@@ -299,7 +306,76 @@ func (d *Doc) Locate(path string) Result {
 		}
 		rest = next
 	}
-	return Result{Span: w.span(), Exact: rest == "", Found: strings.TrimSuffix(path[:len(path)-len(rest)], ".")}
+	return w, rest
+}
+
+// InScalar places a position inside the string value of the field at path: line and col are 1-based and
+// count the value's lines and characters (runes), as CEL reports a position in an expression
+// ("<input>:1:5"). The span covers the character there, or the identifier that starts there (".name" with
+// its dot). ok is false when path is not a scalar in the text, or the text does not write the value verbatim
+// at a position one can compute: escapes in a quoted scalar, a folded (">") block, a plain or quoted scalar
+// over several lines. The caller then keeps the field's own span. A literal ("|") block maps line by line,
+// under its indentation.
+func (d *Doc) InScalar(path string, line, col int) (Span, bool) {
+	path = strings.TrimPrefix(path, ".")
+	if d.Root == nil || path == "" || line < 1 || col < 1 {
+		return Span{}, false
+	}
+	w, rest := d.walk(path)
+	n := resolve(w.node)
+	if rest != "" || n == nil || n.Kind != yaml.ScalarNode {
+		return Span{}, false
+	}
+	valueLines := strings.Split(n.Value, "\n")
+	if line > len(valueLines) {
+		return Span{}, false
+	}
+	want := []rune(valueLines[line-1])
+	if col > len(want)+1 {
+		return Span{}, false
+	}
+	t := d.text
+	var textLine, start int // the value line's line in the text and its first rune there
+	switch {
+	case n.Style&yaml.LiteralStyle != 0:
+		// The content starts on the line after the "|" header, each line under the block's indentation.
+		textLine = d.abs(n.Line) + line
+		src := []rune(t.line(textLine))
+		start = len(src) - len(want)
+		if start < 0 || string(src[start:]) != string(want) || strings.Trim(string(src[:start]), " ") != "" {
+			return Span{}, false
+		}
+	case n.Style&yaml.FoldedStyle != 0 || len(valueLines) > 1:
+		return Span{}, false
+	default:
+		// Plain or quoted on one line: verbatim when the text between the quotes is the value.
+		textLine = d.abs(n.Line)
+		src := []rune(t.line(textLine))
+		start = n.Column - 1
+		if n.Style&(yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle) != 0 {
+			start++
+		}
+		if start < 0 || start+len(want) > len(src) || string(src[start:start+len(want)]) != string(want) {
+			return Span{}, false
+		}
+	}
+	from := col - 1 // rune index in the value's line
+	to := from + 1
+	if from < len(want) && want[from] == '.' {
+		to = from + 1 + identLen(want[from+1:])
+	} else if n := identLen(want[min(from, len(want)):]); n > 0 {
+		to = from + n
+	}
+	return t.clamp(Span{Line: textLine, Column: t.utf16Col(textLine, start+from+1), EndLine: textLine, EndColumn: t.utf16Col(textLine, start+to+1)}), true
+}
+
+// identLen is the length of the identifier (letters, digits, underscores) that r starts with.
+func identLen(r []rune) int {
+	n := 0
+	for n < len(r) && (r[n] == '_' || unicode.IsLetter(r[n]) || unicode.IsDigit(r[n])) {
+		n++
+	}
+	return n
 }
 
 // Seg is one element of a path built by a program rather than parsed: a key (Key) or a list index (Index >= 0

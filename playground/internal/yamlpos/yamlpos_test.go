@@ -282,3 +282,52 @@ func reversed[T any](xs []T) []T {
 	}
 	return out
 }
+
+func TestInScalar(t *testing.T) {
+	const rules = `# rules as CRDs write them
+x-kubernetes-validations:
+- rule: self.nonExistingField > 0
+- rule: 'self == true'
+- rule: "self.a + \"b\""
+- rule: "has(self.a)"
+- rule: |
+    self.a > 0 &&
+      self.bogus
+- rule: >
+    self.a >
+    self.b
+- rule: '"😀" == self.x'
+- rule:
+    self.a
+    && self.b
+`
+	docs, _ := Split(rules)
+	d := docs[0]
+	for _, tc := range []struct {
+		name      string
+		path      string
+		line, col int
+		want      Span
+		ok        bool
+	}{
+		{"plain: the identifier after the dot", "x-kubernetes-validations[0].rule", 1, 5, Span{3, 13, 3, 30}, true},
+		{"single quoted: one operator character", "x-kubernetes-validations[1].rule", 1, 6, Span{4, 15, 4, 16}, true},
+		{"double quoted with escapes: not verbatim", "x-kubernetes-validations[2].rule", 1, 5, Span{}, false},
+		{"double quoted without escapes", "x-kubernetes-validations[3].rule", 1, 5, Span{6, 14, 6, 18}, true},
+		{"literal block: second line under its indentation", "x-kubernetes-validations[4].rule", 2, 3, Span{9, 7, 9, 11}, true},
+		{"folded block: not verbatim", "x-kubernetes-validations[5].rule", 1, 1, Span{}, false},
+		{"UTF-16 columns after an emoji", "x-kubernetes-validations[6].rule", 1, 8, Span{13, 18, 13, 22}, true},
+		{"plain over two lines: not verbatim", "x-kubernetes-validations[7].rule", 1, 1, Span{}, false},
+		{"past the value's lines", "x-kubernetes-validations[0].rule", 2, 1, Span{}, false},
+		{"past the line's end plus one", "x-kubernetes-validations[0].rule", 1, 40, Span{}, false},
+		{"a mapping, not a scalar", "x-kubernetes-validations[0]", 1, 1, Span{}, false},
+		{"not in the text", "x-kubernetes-validations[9].rule", 1, 1, Span{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := d.InScalar(tc.path, tc.line, tc.col)
+			if ok != tc.ok || (ok && got != tc.want) {
+				t.Errorf("InScalar(%q, %d, %d) = %+v, %v; want %+v, %v", tc.path, tc.line, tc.col, got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}
