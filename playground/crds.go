@@ -47,6 +47,9 @@ type installed struct {
 	statusSub                 map[string]bool
 	deprecated                map[string]bool
 	runtime                   map[string]*celcost.Runtime
+	// ruleFields are, per version, the object paths that carry x-kubernetes-validations rules ("" for the
+	// root, "spec.tags[*]" for list items), in the schema's order.
+	ruleFields map[string][]string
 }
 
 func (c *installed) path(version, namespace, name string) string {
@@ -201,8 +204,14 @@ func (ev *evaluation) installOne(d *yamlpos.Doc) CRDResult {
 		served:     res.Served, storage: res.Storage,
 		conversionNone: live.Spec.Conversion == nil || live.Spec.Conversion.Strategy == apiextensionsv1.NoneConverter,
 		statusSub:      map[string]bool{}, deprecated: map[string]bool{}, runtime: map[string]*celcost.Runtime{},
+		ruleFields: map[string][]string{},
 	}
-	for _, v := range live.Spec.Versions {
+	for i, v := range live.Spec.Versions {
+		if i < len(res.Versions) && res.Versions[i].Name == v.Name {
+			for _, r := range res.Versions[i].CEL.Rules {
+				c.ruleFields[v.Name] = append(c.ruleFields[v.Name], r.Self)
+			}
+		}
 		c.statusSub[v.Name] = v.Subresources != nil && v.Subresources.Status != nil
 		c.deprecated[v.Name] = v.Deprecated
 		if v.Served && v.Schema != nil {

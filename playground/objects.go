@@ -331,9 +331,34 @@ func (ev *evaluation) record(o *object, op, method, path string, r *response, se
 	}
 	if !o.res.Accepted {
 		for _, d := range statusDiagnostics(o.src, o.doc, r, sev, loc) {
+			if d.Field == "<nil>" && strings.Contains(d.Message, rulesNotChecked) {
+				d.Span, d.Exact = o.ruleSpan(d.Span), false
+			}
 			ev.objectDiag(o, d)
 		}
 	}
+}
+
+// rulesNotChecked is in the message of the cause, without a field, that stands for every CEL rule the API
+// skipped because the object had errors that make rules meaningless (crstrategy's blockingError).
+const rulesNotChecked = "some validation rules were not checked"
+
+// ruleSpan is where the rules the API did not check apply in o's document: the first field, in the schema's
+// order, that has rules and is in the text (a rule on list items at its list). Rules on the root only, or on
+// fields the text lacks, leave the cause at the document's start (def).
+func (o *object) ruleSpan(def yamlpos.Span) yamlpos.Span {
+	for _, self := range o.crd.ruleFields[o.ver] {
+		if i := strings.Index(self, "[*]"); i >= 0 {
+			self = self[:i]
+		}
+		if self == "" {
+			continue
+		}
+		if r := o.doc.Locate(self); r.Exact {
+			return r.Span
+		}
+	}
+	return def
 }
 
 // adopt makes a successful answer's object the live one. A GET's warnings are what a GET in the object's

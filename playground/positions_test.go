@@ -344,3 +344,56 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 }
+
+func TestRulesNotCheckedPosition(t *testing.T) {
+	crd := `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: gadgets, singular: gadget, kind: Gadget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            required: [size]
+            properties:
+              size: {type: integer}
+              limits:
+                type: object
+                x-kubernetes-validations:
+                - rule: self.max > 0
+                properties:
+                  max: {type: integer}
+`
+	for _, tc := range []struct {
+		name    string
+		objects string
+		want    Span
+	}{
+		// spec.size is missing: the API skips the rules and says so without a field; the rule is spec.limits'.
+		{"at the field that has the rule", "apiVersion: example.com/v1\nkind: Gadget\nmetadata:\n  name: g\nspec:\n  limits:\n    max: 3\n", Span{Line: 6, Column: 3, EndLine: 6, EndColumn: 9}},
+		{"without the field in the text: at the document's start", "apiVersion: example.com/v1\nkind: Gadget\nmetadata:\n  name: g\nspec: {}\n", Span{Line: 1, Column: 1, EndLine: 1, EndColumn: 27}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := evaluate(t, NewSession(Options{}), Input{CRDs: &crd, Objects: tc.objects})
+			var got []Diagnostic
+			for _, d := range res.Diagnostics {
+				if strings.Contains(d.Message, "some validation rules were not checked") {
+					got = append(got, d)
+				}
+			}
+			if len(got) != 1 || got[0].Span != tc.want {
+				t.Errorf("got %+v, want one at %+v (all: %+v)", got, tc.want, res.Diagnostics)
+			}
+		})
+	}
+}
