@@ -1,0 +1,275 @@
+package k8sversions
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/cel/environment"
+
+	"crdplay/playground/internal/celcost"
+	"crdplay/playground/internal/yamlpos"
+)
+
+// Oldest is the oldest minor version of Kubernetes 1.x the report considers.
+const Oldest = 28
+
+// Newest is the minor version of Kubernetes 1.x the engine is: one above upstream's default compatibility
+// version.
+func Newest() int { return int(environment.DefaultCompatibilityVersion().Minor()) + 1 }
+
+// Effect is what a server older than a reason's minor does with the feature.
+type Effect string
+
+// Effects.
+const (
+	// Refused: the server answers 422 to the CRD.
+	Refused Effect = "refused"
+	// Ignored: the server accepts the CRD but drops or does not enforce the feature.
+	Ignored Effect = "ignored"
+)
+
+// Reason is one thing in a CRD that servers older than Minor refuse or ignore.
+type Reason struct {
+	// Field names the field as CRD validation errors do, in the v1 layout of the text:
+	// spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule.
+	Field string `json:"field"`
+	// Feature is what the field uses: a CEL function, macro, operator or syntax ("semver", "all",
+	// "syntax '.?'"), "optionalOldSelf", "selectableFields", "format k8s-short-name", "cost"; empty when the
+	// older environment's error names nothing the newer one introduced (Detail then has the error).
+	Feature string `json:"feature,omitempty"`
+	// Library is the CEL library, language feature or feature gate that brings Feature, when upstream's data
+	// tell it apart ("kubernetes.Semver", "cel.feature.cross_type_numeric_comparisons",
+	// "CRDValidationRatcheting").
+	Library string `json:"library,omitempty"`
+	// Minor is the oldest minor version of Kubernetes 1.x from which every server up to Newest (or, above
+	// Newest, the first future one) accepts and honours the field in a new CRD.
+	Minor  int    `json:"minor"`
+	Effect Effect `json:"effect"`
+	// Message is one line for the user: "needs Kubernetes 1.33 or later: semver (kubernetes.Semver)".
+	Message string `json:"message"`
+	// Detail is the compile error of the newest server that refuses the rule.
+	Detail string `json:"detail,omitempty"`
+	// Span is where the field is in the CRD text (filled in by the caller from Segs).
+	Span *yamlpos.Span `json:"span,omitempty"`
+	// Segs is the field's path in the CRD document, for positions.
+	Segs []yamlpos.Seg `json:"-"`
+}
+
+// Cost is a rule's estimated cost (times its cardinality) in the environment of a minor's new CRDs.
+type Cost struct {
+	Minor int    `json:"minor"`
+	Cost  uint64 `json:"cost"`
+}
+
+// Rule is the version report of one x-kubernetes-validations entry.
+type Rule struct {
+	// Field is the rule's field, as celcost.Rule.Field names it.
+	Field string `json:"field"`
+	// Minor is the oldest minor version of Kubernetes 1.x from which every server up to Newest accepts the
+	// rule in a new CRD (Newest+1 when only the next one will); 0 when none does (the engine's answer
+	// then says why).
+	Minor   int      `json:"minor"`
+	Reasons []Reason `json:"reasons,omitempty"`
+	// Costs lists the minors whose estimated cost differs from Newest's, oldest first.
+	Costs []Cost `json:"costs,omitempty"`
+}
+
+// Report is the version report of one CRD.
+type Report struct {
+	// Minor is the oldest minor version of Kubernetes 1.x that accepts the CRD as written and honours
+	// everything it uses: Oldest when nothing needs more, 0 when a rule is refused by every minor.
+	Minor int `json:"minor"`
+	// Reasons are the fields that need more than Oldest, newest minor first.
+	Reasons []Reason `json:"reasons"`
+	// Rules has one entry per rule of costs (the celcost report the CRD's analysis made), in its order.
+	Rules []Rule `json:"rules"`
+}
+
+// Analyze reports the oldest minor version of Kubernetes that accepts crd, whose rules celcost has listed in
+// costs (celcost.Report(crd)). Versions celcost skipped (schemas that are not structural) have no rule
+// report: the engine's answer says what is wrong with them.
+func Analyze(crd *apiextensionsv1.CustomResourceDefinition, costs []celcost.Version) Report {
+	rep := Report{Minor: Oldest, Reasons: []Reason{}, Rules: []Rule{}}
+	for i := range crd.Spec.Versions {
+		v := &crd.Spec.Versions[i]
+		vPath := field.NewPath("spec").Child("versions").Index(i)
+		vSegs := []yamlpos.Seg{yamlpos.K("spec"), yamlpos.K("versions"), yamlpos.I(i)}
+		if len(v.SelectableFields) > 0 {
+			if g := gateMinor(gateSelectableFields); g > Oldest {
+				rep.Reasons = append(rep.Reasons, Reason{
+					Field: vPath.Child("selectableFields").String(), Feature: "selectableFields",
+					Library: string(gateSelectableFields), Minor: g, Effect: Ignored,
+					Message: fmt.Sprintf("needs Kubernetes 1.%d or later: selectableFields (feature gate %s); older servers drop them", g, gateSelectableFields),
+					Segs:    with(vSegs, yamlpos.K("selectableFields")),
+				})
+			}
+		}
+		if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
+			continue
+		}
+		internal := &apiextensions.JSONSchemaProps{}
+		if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v.Schema.OpenAPIV3Schema, internal, nil); err != nil {
+			continue
+		}
+		root := vPath.Child("schema").Child("openAPIV3Schema")
+		rootSegs := with(vSegs, yamlpos.K("schema"), yamlpos.K("openAPIV3Schema"))
+		rep.Reasons = append(rep.Reasons, formatReasons(internal, root, rootSegs)...)
+		if i < len(costs) && costs[i].Skipped == "" {
+			rules := analyzeRules(internal, len(rootSegs), costs[i].Rules)
+			for _, r := range rules {
+				rep.Reasons = append(rep.Reasons, r.Reasons...)
+			}
+			rep.Rules = append(rep.Rules, rules...)
+		}
+	}
+	for _, r := range rep.Rules {
+		if r.Minor == 0 {
+			rep.Minor = 0
+		}
+	}
+	if rep.Minor != 0 {
+		for _, r := range rep.Reasons {
+			rep.Minor = max(rep.Minor, r.Minor)
+		}
+	}
+	sort.SliceStable(rep.Reasons, func(a, b int) bool { return rep.Reasons[a].Minor > rep.Reasons[b].Minor })
+	return rep
+}
+
+// outcome is one rule compiled in the environment of one compatibility version.
+type outcome struct {
+	ok   bool
+	err  string // the compile error, or why the cost is refused
+	cost uint64
+	msg  bool // the messageExpression failed, not the rule
+}
+
+// analyzeRules compiles each rule of one version's schema in the environment of every minor. skip is the
+// length of the segments up to the schema root in the rules' Segs.
+func analyzeRules(internal *apiextensions.JSONSchemaProps, skip int, rules []celcost.Rule) []Rule {
+	nodes := newNodes(internal)
+	out := make([]Rule, len(rules))
+	newest := Newest()
+	for k := range rules {
+		cr := &rules[k]
+		out[k] = Rule{Field: cr.Field}
+		n, j, err := nodes.find(cr.Segs[skip:])
+		if err != nil {
+			continue
+		}
+		optional := cr.OptionalOldSelf
+		gate := 0
+		if optional {
+			gate = gateMinor(gateOptionalOldSelf)
+		}
+		// results[m] is the rule in the new CRDs of a server of minor m: compiled in the environment of m-1,
+		// with optionalOldSelf dropped where its gate is off.
+		results := map[int]outcome{}
+		at := func(m int) outcome {
+			if o, ok := results[m]; ok {
+				return o
+			}
+			o := n.compile(j, m-1, optional && gate != 0 && m >= gate)
+			results[m] = o
+			return o
+		}
+		r := &out[k]
+		first := 0 // the oldest minor from which every server up to newest accepts the rule
+		for m := newest; m >= Oldest && at(m).ok; m-- {
+			first = m
+		}
+		if first == 0 {
+			// Refused by newest: the next minor's compatibility version is newest's own.
+			if at(newest+1).ok {
+				r.Minor = newest + 1
+				r.Reasons = append(r.Reasons, n.refusal(cr, j, newest+1, at(newest)))
+			}
+			continue
+		}
+		r.Minor = first
+		if first > Oldest {
+			reason := n.refusal(cr, j, first, at(first-1))
+			if optional && gate > 0 && first-1 < gate && n.compile(j, first-2, true).ok {
+				// The older server refuses the rule because it drops optionalOldSelf, and oldSelf is then
+				// not an optional.
+				reason.Feature, reason.Library = "optionalOldSelf", string(gateOptionalOldSelf)
+				reason.Message = fmt.Sprintf("needs Kubernetes 1.%d or later: optionalOldSelf (feature gate %s); older servers drop it, and the rule does not compile without it", first, gateOptionalOldSelf)
+			}
+			r.Reasons = append(r.Reasons, reason)
+		}
+		if optional && gate > r.Minor {
+			r.Minor = gate
+			r.Reasons = append(r.Reasons, Reason{
+				Field:   strings.TrimSuffix(cr.Field, ".rule") + ".optionalOldSelf",
+				Feature: "optionalOldSelf", Library: string(gateOptionalOldSelf), Minor: gate, Effect: Ignored,
+				Message: fmt.Sprintf("needs Kubernetes 1.%d or later: optionalOldSelf (feature gate %s); older servers drop it, and the rule then runs only when there is an old value", gate, gateOptionalOldSelf),
+				Segs:    with(cr.Segs, yamlpos.K("optionalOldSelf")),
+			})
+		}
+		newestCost := at(newest).cost
+		for m := Oldest; m < newest; m++ {
+			if o, ok := results[m]; ok && o.err == "" && o.cost != newestCost {
+				r.Costs = append(r.Costs, Cost{Minor: m, Cost: o.cost})
+			}
+		}
+	}
+	return out
+}
+
+// refusal is the reason a rule needs minor: the server of minor-1 refused it with older.
+func (n *node) refusal(cr *celcost.Rule, j, minor int, older outcome) Reason {
+	r := Reason{Field: cr.Field, Minor: minor, Effect: Refused, Detail: firstLine(older.err), Segs: with(cr.Segs, yamlpos.K("rule"))}
+	if older.msg {
+		r.Field = strings.TrimSuffix(cr.Field, ".rule") + ".messageExpression"
+		r.Segs = with(cr.Segs, yamlpos.K("messageExpression"))
+	}
+	switch {
+	case older.err == "" || strings.HasPrefix(older.err, costPrefix):
+		r.Feature = "cost"
+	default:
+		r.Feature, r.Library = name(older.err, minor-1)
+	}
+	what := r.Feature
+	switch {
+	case r.Feature == "cost":
+		what = fmt.Sprintf("Kubernetes 1.%d estimates its cost above the limit", minor-1)
+	case what == "":
+		what = fmt.Sprintf("the CEL environment of Kubernetes 1.%d's new CRDs", minor)
+	case r.Library != "":
+		what += " (" + r.Library + ")"
+	}
+	r.Message = fmt.Sprintf("needs Kubernetes 1.%d or later: %s", minor, what)
+	if minor > Newest() {
+		r.Message += fmt.Sprintf("; Kubernetes 1.%d compiles new rules in the environment of 1.%d", minor-1, minor-2)
+	}
+	return r
+}
+
+const costPrefix = "estimated rule cost exceeds budget"
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func with(segs []yamlpos.Seg, more ...yamlpos.Seg) []yamlpos.Seg {
+	out := make([]yamlpos.Seg, 0, len(segs)+len(more))
+	return append(append(out, segs...), more...)
+}
+
+func saturatingMul(a, b uint64) uint64 {
+	if a == 0 || b == 0 {
+		return 0
+	}
+	if math.MaxUint64/a < b {
+		return math.MaxUint64
+	}
+	return a * b
+}

@@ -1,0 +1,135 @@
+package k8sversions
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apivalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
+
+	"crdplay/playground/internal/yamlpos"
+)
+
+// nodes finds the schema nodes of one version that hold rules, by the YAML segments celcost gives each
+// rule, with the CEL context CRD validation compiles them in (ValidateCustomResourceDefinitionOpenAPISchema
+// passes it down through properties, additionalProperties and items).
+type nodes struct {
+	root  *node
+	cache map[string]*node
+}
+
+// node is one schema node with its CEL context.
+type node struct {
+	schema *apiextensions.JSONSchemaProps
+	ctx    *apivalidation.CELSchemaContext
+}
+
+func newNodes(internal *apiextensions.JSONSchemaProps) *nodes {
+	return &nodes{root: &node{schema: internal, ctx: apivalidation.RootCELContext(internal)}, cache: map[string]*node{}}
+}
+
+// find follows segs (relative to the schema root, ending in x-kubernetes-validations and the rule's index)
+// to the rule's node; it returns the node and the rule's index there.
+func (ns *nodes) find(segs []yamlpos.Seg) (*node, int, error) {
+	if len(segs) < 2 || segs[len(segs)-2].Key != "x-kubernetes-validations" || segs[len(segs)-1].Index < 0 {
+		return nil, 0, fmt.Errorf("not a rule path: %s", yamlpos.FormatSegs(segs))
+	}
+	j := segs[len(segs)-1].Index
+	path := segs[:len(segs)-2]
+	var key strings.Builder
+	n := ns.root
+	for i := 0; i < len(path); i++ {
+		s := path[i]
+		var next *node
+		switch {
+		case s.Key == "properties" && i+1 < len(path):
+			i++
+			name := path[i].Key
+			key.WriteString("\x00p" + name)
+			if c, ok := ns.cache[key.String()]; ok {
+				n = c
+				continue
+			}
+			p, ok := n.schema.Properties[name]
+			if !ok {
+				return nil, 0, fmt.Errorf("no property %q", name)
+			}
+			next = &node{schema: &p, ctx: n.ctx.ChildPropertyContext(&p, name)}
+		case s.Key == "items":
+			key.WriteString("\x00i")
+			if c, ok := ns.cache[key.String()]; ok {
+				n = c
+				continue
+			}
+			if n.schema.Items == nil || n.schema.Items.Schema == nil {
+				return nil, 0, fmt.Errorf("no items schema")
+			}
+			next = &node{schema: n.schema.Items.Schema, ctx: n.ctx.ChildItemsContext(n.schema.Items.Schema)}
+		case s.Key == "additionalProperties":
+			key.WriteString("\x00a")
+			if c, ok := ns.cache[key.String()]; ok {
+				n = c
+				continue
+			}
+			if n.schema.AdditionalProperties == nil || n.schema.AdditionalProperties.Schema == nil {
+				return nil, 0, fmt.Errorf("no additionalProperties schema")
+			}
+			ap := n.schema.AdditionalProperties.Schema
+			next = &node{schema: ap, ctx: n.ctx.ChildAdditionalPropertiesContext(ap)}
+		default:
+			return nil, 0, fmt.Errorf("unexpected segment %q in a rule path", s.Key+strconv.Itoa(s.Index))
+		}
+		ns.cache[key.String()] = next
+		n = next
+	}
+	return n, j, nil
+}
+
+// compile compiles rule j of the node in the new-expressions environment of compatibility version env, as
+// CRD validation does (cel.Compile, the per-call limit, the cost times the cardinality against the
+// per-expression limit). keepOptional says whether the server keeps the rule's optionalOldSelf.
+func (n *node) compile(j, env int, keepOptional bool) outcome {
+	info, err := n.ctx.TypeInfo()
+	if err != nil || info == nil {
+		return outcome{err: fmt.Sprintf("no type information for x-kubernetes-validations: %v", err)}
+	}
+	if j >= len(info.Schema.XValidations) {
+		return outcome{err: "no such rule"}
+	}
+	rule := info.Schema.XValidations[j]
+	if !keepOptional {
+		rule.OptionalOldSelf = nil
+	}
+	// Only rule j: a shallow copy of the node whose rules are that one.
+	s := *info.Schema
+	s.XValidations = apiextensionsv1.ValidationRules{rule}
+	results, err := cel.Compile(&s, info.DeclType, celconfig.PerCallLimit, envSet(env), cel.NewExpressionsEnvLoader())
+	if err != nil {
+		return outcome{err: err.Error()}
+	}
+	if len(results) != 1 {
+		return outcome{ok: true}
+	}
+	cr := results[0]
+	switch {
+	case cr.Error != nil:
+		return outcome{err: cr.Error.Detail}
+	case cr.MessageExpressionError != nil:
+		return outcome{err: cr.MessageExpressionError.Detail, msg: true}
+	}
+	// getExpressionCost in upstream's CRD validation: the context's cardinality when every list and map above
+	// is bounded, else the compiler's estimate.
+	card := cr.MaxCardinality
+	if n.ctx.MaxCardinality != nil {
+		card = *n.ctx.MaxCardinality
+	}
+	cost := saturatingMul(cr.MaxCost, card)
+	if cost > apivalidation.StaticEstimatedCostLimit {
+		return outcome{err: fmt.Sprintf("%s: estimated cost %d exceeds the limit %d", costPrefix, cost, uint64(apivalidation.StaticEstimatedCostLimit)), cost: cost}
+	}
+	return outcome{ok: true, cost: cost}
+}
