@@ -3,6 +3,7 @@ package k8sversions
 import (
 	"fmt"
 	"sort"
+	"sync"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
@@ -19,20 +20,29 @@ const maxDepth = 10000
 // formatReasons lists the string formats of a schema that servers older than some minor do not validate:
 // the schema validator of a server strips the formats its compatibility version does not know
 // (StripUnsupportedFormatsPostProcessorForVersion, whose list GetUnrecognizedFormats reads). A format no
-// minor up to Newest knows gets no reason: the engine warns about it.
-func formatReasons(s *apiextensions.JSONSchemaProps, fld *field.Path, segs []yamlpos.Seg) []Reason {
+// minor up to Newest knows gets no reason: the engine warns about it. segs is the schema root's path.
+func formatReasons(s *apiextensions.JSONSchemaProps, segs []yamlpos.Seg) []Reason {
 	var out []Reason
-	var visit func(s *apiextensions.JSONSchemaProps, fld *field.Path, segs []yamlpos.Seg, depth int)
-	visit = func(s *apiextensions.JSONSchemaProps, fld *field.Path, segs []yamlpos.Seg, depth int) {
+	// One path, grown and cut as the walk goes, copied only for a reason: large CRDs have 10,000 nodes.
+	path := with(segs)
+	var visit func(s *apiextensions.JSONSchemaProps, depth int)
+	child := func(s *apiextensions.JSONSchemaProps, depth int, more ...yamlpos.Seg) {
+		n := len(path)
+		path = append(path, more...)
+		visit(s, depth+1)
+		path = path[:n]
+	}
+	visit = func(s *apiextensions.JSONSchemaProps, depth int) {
 		if s == nil || depth > maxDepth {
 			return
 		}
 		if s.Format != "" {
 			if m := formatMinor(s.Format, s.Type); m > Oldest {
+				at := with(path, yamlpos.K("format"))
 				out = append(out, Reason{
-					Field: fld.Child("format").String(), Feature: "format " + s.Format, Minor: m, Effect: Ignored,
+					Field: fieldPath(at), Feature: "format " + s.Format, Minor: m, Effect: Ignored,
 					Message: fmt.Sprintf("needs Kubernetes 1.%d or later: format %s; older servers do not validate it", m, s.Format),
-					Segs:    with(segs, yamlpos.K("format")),
+					Segs:    at,
 				})
 			}
 		}
@@ -43,32 +53,60 @@ func formatReasons(s *apiextensions.JSONSchemaProps, fld *field.Path, segs []yam
 		sort.Strings(names)
 		for _, k := range names {
 			p := s.Properties[k]
-			visit(&p, fld.Child("properties").Key(k), with(segs, yamlpos.K("properties"), yamlpos.K(k)), depth+1)
+			child(&p, depth, yamlpos.K("properties"), yamlpos.K(k))
 		}
 		if s.AdditionalProperties != nil {
-			visit(s.AdditionalProperties.Schema, fld.Child("additionalProperties"), with(segs, yamlpos.K("additionalProperties")), depth+1)
+			child(s.AdditionalProperties.Schema, depth, yamlpos.K("additionalProperties"))
 		}
 		if s.Items != nil {
-			visit(s.Items.Schema, fld.Child("items"), with(segs, yamlpos.K("items")), depth+1)
+			child(s.Items.Schema, depth, yamlpos.K("items"))
 			for i := range s.Items.JSONSchemas {
-				visit(&s.Items.JSONSchemas[i], fld.Child("items").Index(i), with(segs, yamlpos.K("items"), yamlpos.I(i)), depth+1)
+				child(&s.Items.JSONSchemas[i], depth, yamlpos.K("items"), yamlpos.I(i))
 			}
 		}
-		for name, list := range map[string][]apiextensions.JSONSchemaProps{"allOf": s.AllOf, "anyOf": s.AnyOf, "oneOf": s.OneOf} {
-			for i := range list {
-				visit(&list[i], fld.Child(name).Index(i), with(segs, yamlpos.K(name), yamlpos.I(i)), depth+1)
-			}
+		for i := range s.AllOf {
+			child(&s.AllOf[i], depth, yamlpos.K("allOf"), yamlpos.I(i))
 		}
-		visit(s.Not, fld.Child("not"), with(segs, yamlpos.K("not")), depth+1)
+		for i := range s.AnyOf {
+			child(&s.AnyOf[i], depth, yamlpos.K("anyOf"), yamlpos.I(i))
+		}
+		for i := range s.OneOf {
+			child(&s.OneOf[i], depth, yamlpos.K("oneOf"), yamlpos.I(i))
+		}
+		child(s.Not, depth, yamlpos.K("not"))
 	}
-	visit(s, fld, segs, 0)
-	sort.SliceStable(out, func(a, b int) bool { return out[a].Field < out[b].Field })
+	visit(s, 0)
 	return out
 }
+
+// fieldPath names segs as field.Path does: map keys under properties in brackets
+// (spec.versions[0].schema.openAPIV3Schema.properties[spec].format).
+func fieldPath(segs []yamlpos.Seg) string {
+	p := field.NewPath(segs[0].Key)
+	for i := 1; i < len(segs); i++ {
+		switch s := segs[i]; {
+		case s.Key == "" && s.Index >= 0:
+			p = p.Index(s.Index)
+		case s.Key == "properties" && i+1 < len(segs):
+			i++
+			p = p.Child("properties").Key(segs[i].Key)
+		default:
+			p = p.Child(s.Key)
+		}
+	}
+	return p.String()
+}
+
+// formatMinors caches formatMinor by format and type.
+var formatMinors sync.Map
 
 // formatMinor is the oldest minor from which every server up to Newest validates format on a value of
 // type typ; 0 when Newest does not.
 func formatMinor(format, typ string) int {
+	key := typ + "/" + format
+	if m, ok := formatMinors.Load(key); ok {
+		return m.(int)
+	}
 	known := func(minor int) bool {
 		s := &spec.Schema{SchemaProps: spec.SchemaProps{Format: format, Type: []string{typ}}}
 		return len(apiservervalidation.GetUnrecognizedFormats(s, version.MajorMinor(1, uint(minor-1)))) == 0
@@ -77,5 +115,6 @@ func formatMinor(format, typ string) int {
 	for n := Newest(); n >= Oldest && known(n); n-- {
 		m = n
 	}
+	formatMinors.Store(key, m)
 	return m
 }

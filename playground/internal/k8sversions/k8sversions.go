@@ -116,9 +116,8 @@ func Analyze(crd *apiextensionsv1.CustomResourceDefinition, costs []celcost.Vers
 		if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v.Schema.OpenAPIV3Schema, internal, nil); err != nil {
 			continue
 		}
-		root := vPath.Child("schema").Child("openAPIV3Schema")
 		rootSegs := with(vSegs, yamlpos.K("schema"), yamlpos.K("openAPIV3Schema"))
-		rep.Reasons = append(rep.Reasons, formatReasons(internal, root, rootSegs)...)
+		rep.Reasons = append(rep.Reasons, formatReasons(internal, rootSegs)...)
 		if i < len(costs) && costs[i].Skipped == "" {
 			rules := analyzeRules(internal, len(rootSegs), costs[i].Rules)
 			for _, r := range rules {
@@ -149,12 +148,25 @@ type outcome struct {
 	msg  bool // the messageExpression failed, not the rule
 }
 
-// analyzeRules compiles each rule of one version's schema in the environment of every minor. skip is the
-// length of the segments up to the schema root in the rules' Segs.
+// exhaustive makes analyzeRules compile every rule in every minor's environment, for the test that checks
+// the shortcut below against it.
+var exhaustive = false
+
+// analyzeRules finds the oldest minor of each rule of one version's schema. skip is the length of the
+// segments up to the schema root in the rules' Segs.
+//
+// Compiling every rule in every minor's environment costs ten times celcost's report, so a rule that both
+// Oldest and Newest accept is taken to be accepted by every minor between: between those minors, base.go only
+// adds options, except the AST validators of 1.29, which refuse rules that Newest refuses too, and the
+// strings library of 1.29, which replaces an older version of itself with a superset.
 func analyzeRules(internal *apiextensions.JSONSchemaProps, skip int, rules []celcost.Rule) []Rule {
 	nodes := newNodes(internal)
 	out := make([]Rule, len(rules))
 	newest := Newest()
+	gate := gateMinor(gateOptionalOldSelf)
+	keep := func(optional bool, m int) bool { return optional && gate != 0 && m >= gate }
+	// The oldest minor's outcomes, compiled once per node.
+	oldest := map[*node][]outcome{}
 	for k := range rules {
 		cr := &rules[k]
 		out[k] = Rule{Field: cr.Field}
@@ -163,29 +175,44 @@ func analyzeRules(internal *apiextensions.JSONSchemaProps, skip int, rules []cel
 			continue
 		}
 		optional := cr.OptionalOldSelf
-		gate := 0
-		if optional {
-			gate = gateMinor(gateOptionalOldSelf)
-		}
 		// results[m] is the rule in the new CRDs of a server of minor m: compiled in the environment of m-1,
-		// with optionalOldSelf dropped where its gate is off.
-		results := map[int]outcome{}
+		// with optionalOldSelf dropped where its gate is off. Newest's is celcost's.
+		results := map[int]outcome{newest: {
+			ok: cr.Error == "" && !cr.ExceedsLimit, err: cr.Error, cost: cr.Cost,
+			msg: strings.HasPrefix(cr.Error, "messageExpression: "),
+		}}
+		if cr.ExceedsLimit && cr.Error == "" {
+			results[newest] = outcome{err: fmt.Sprintf("%s: estimated cost %d exceeds the limit %d", costPrefix, cr.Cost, celcost.DefaultLimits.PerExpression), cost: cr.Cost}
+		}
+		if !exhaustive {
+			if _, ok := oldest[n]; !ok {
+				oldest[n] = n.compileAll(Oldest-1, keep(true, Oldest))
+			}
+			if j < len(oldest[n]) {
+				results[Oldest] = oldest[n][j]
+			}
+		}
 		at := func(m int) outcome {
 			if o, ok := results[m]; ok {
 				return o
 			}
-			o := n.compile(j, m-1, optional && gate != 0 && m >= gate)
+			o := n.compile(j, m-1, keep(optional, m))
 			results[m] = o
 			return o
 		}
 		r := &out[k]
 		first := 0 // the oldest minor from which every server up to newest accepts the rule
-		for m := newest; m >= Oldest && at(m).ok; m-- {
-			first = m
+		if !exhaustive && at(Oldest).ok && at(newest).ok {
+			first = Oldest
+		}
+		for m := newest; first == 0 && m >= Oldest && at(m).ok; m-- {
+			if m == Oldest || !at(m-1).ok {
+				first = m
+			}
 		}
 		if first == 0 {
 			// Refused by newest: the next minor's compatibility version is newest's own.
-			if at(newest+1).ok {
+			if at(newest + 1).ok {
 				r.Minor = newest + 1
 				r.Reasons = append(r.Reasons, n.refusal(cr, j, newest+1, at(newest)))
 			}
@@ -202,7 +229,7 @@ func analyzeRules(internal *apiextensions.JSONSchemaProps, skip int, rules []cel
 			}
 			r.Reasons = append(r.Reasons, reason)
 		}
-		if optional && gate > r.Minor {
+		if optional && gate > r.Minor && gate > Oldest {
 			r.Minor = gate
 			r.Reasons = append(r.Reasons, Reason{
 				Field:   strings.TrimSuffix(cr.Field, ".rule") + ".optionalOldSelf",

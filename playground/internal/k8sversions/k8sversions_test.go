@@ -117,7 +117,7 @@ func TestAnalyze(t *testing.T) {
 			field: ruleField, feature: "includes", effect: Refused},
 		// A messageExpression is compiled in the same environment as its rule.
 		{name: "messageExpression", rule: `{"rule": "self.i > 0", "messageExpression": "string(semver('1.2.3').major())"}`, minor: 34,
-			field: "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].messageExpression",
+			field:   "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].messageExpression",
 			feature: "semver", library: "kubernetes.Semver", effect: Refused},
 		// A rule no minor accepts: the engine reports it.
 		{name: "refused everywhere", rule: `{"rule": "self.nope == 1"}`, minor: 0},
@@ -128,7 +128,7 @@ func TestAnalyze(t *testing.T) {
 			field: ruleField, feature: "optionalOldSelf", library: "CRDValidationRatcheting", effect: Refused},
 		// A rule that compiles either way: older servers accept it but drop optionalOldSelf.
 		{name: "optionalOldSelf ignored", rule: `{"rule": "self.i >= 0 && oldSelf == oldSelf", "optionalOldSelf": true}`, minor: 30,
-			field: "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].optionalOldSelf",
+			field:   "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].optionalOldSelf",
 			feature: "optionalOldSelf", library: "CRDValidationRatcheting", effect: Ignored},
 		// reason and fieldPath are accepted by every minor from 1.28.
 		{name: "reason and fieldPath", rule: `{"rule": "self.i > 0", "reason": "FieldValueForbidden", "fieldPath": ".i"}`, minor: 28},
@@ -159,6 +159,13 @@ func TestAnalyze(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			crd := testCRD(t, tt.rule, tt.mutate)
 			rep := Analyze(crd, celcost.Report(crd))
+			// The shortcut (compile in Oldest's and Newest's environments only) must agree with every minor's.
+			exhaustive = true
+			full := Analyze(crd, celcost.Report(crd))
+			exhaustive = false
+			if full.Minor != rep.Minor || len(full.Reasons) != len(rep.Reasons) {
+				t.Errorf("every minor compiled: Minor %d with %d reasons; the shortcut: %d with %d", full.Minor, len(full.Reasons), rep.Minor, len(rep.Reasons))
+			}
 			if rep.Minor != tt.minor {
 				t.Errorf("Minor = %d, want %d; reasons: %+v", rep.Minor, tt.minor, rep.Reasons)
 			}

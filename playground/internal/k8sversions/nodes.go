@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
-	apivalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apivalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 
@@ -90,8 +90,7 @@ func (ns *nodes) find(segs []yamlpos.Seg) (*node, int, error) {
 }
 
 // compile compiles rule j of the node in the new-expressions environment of compatibility version env, as
-// CRD validation does (cel.Compile, the per-call limit, the cost times the cardinality against the
-// per-expression limit). keepOptional says whether the server keeps the rule's optionalOldSelf.
+// CRD validation does. keepOptional says whether the server keeps the rule's optionalOldSelf.
 func (n *node) compile(j, env int, keepOptional bool) outcome {
 	info, err := n.ctx.TypeInfo()
 	if err != nil || info == nil {
@@ -100,21 +99,49 @@ func (n *node) compile(j, env int, keepOptional bool) outcome {
 	if j >= len(info.Schema.XValidations) {
 		return outcome{err: "no such rule"}
 	}
-	rule := info.Schema.XValidations[j]
+	return n.compileRules(info, info.Schema.XValidations[j:j+1], env, keepOptional)[0]
+}
+
+// compileAll compiles every rule of the node at once, as compile does each.
+func (n *node) compileAll(env int, keepOptional bool) []outcome {
+	info, err := n.ctx.TypeInfo()
+	if err != nil || info == nil {
+		return nil
+	}
+	return n.compileRules(info, info.Schema.XValidations, env, keepOptional)
+}
+
+// compileRules compiles rules as CRD validation compiles the node's (cel.Compile in the new-expressions
+// environment, the per-call limit, the cost times the cardinality against the per-expression limit), in the
+// environment of compatibility version env.
+func (n *node) compileRules(info *apivalidation.CELTypeInfo, rules apiextensionsv1.ValidationRules, env int, keepOptional bool) []outcome {
+	out := make([]outcome, len(rules))
+	rs := make(apiextensionsv1.ValidationRules, len(rules))
+	copy(rs, rules)
 	if !keepOptional {
-		rule.OptionalOldSelf = nil
+		for i := range rs {
+			rs[i].OptionalOldSelf = nil
+		}
 	}
-	// Only rule j: a shallow copy of the node whose rules are that one.
+	// A shallow copy of the node whose rules are these.
 	s := *info.Schema
-	s.XValidations = apiextensionsv1.ValidationRules{rule}
+	s.XValidations = rs
 	results, err := cel.Compile(&s, info.DeclType, celconfig.PerCallLimit, envSet(env), cel.NewExpressionsEnvLoader())
-	if err != nil {
-		return outcome{err: err.Error()}
+	for i := range out {
+		if err != nil {
+			out[i] = outcome{err: err.Error()}
+			continue
+		}
+		if i >= len(results) {
+			out[i] = outcome{ok: true}
+			continue
+		}
+		out[i] = n.outcome(results[i])
 	}
-	if len(results) != 1 {
-		return outcome{ok: true}
-	}
-	cr := results[0]
+	return out
+}
+
+func (n *node) outcome(cr cel.CompilationResult) outcome {
 	switch {
 	case cr.Error != nil:
 		return outcome{err: cr.Error.Detail}
