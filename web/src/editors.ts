@@ -7,7 +7,7 @@ import { Compartment, EditorState, Prec, type Extension, type Text } from '@code
 import { yaml } from '@codemirror/lang-yaml';
 import { HighlightStyle, syntaxHighlighting, syntaxTree } from '@codemirror/language';
 import { tags } from '@lezer/highlight';
-import { setDiagnostics, lintGutter, type Diagnostic as CMDiagnostic } from '@codemirror/lint';
+import { setDiagnostics, lintGutter, linter, type Diagnostic as CMDiagnostic } from '@codemirror/lint';
 import { autocompletion, type CompletionContext, type CompletionResult } from '@codemirror/autocomplete';
 import { documents, mappingKeys, pathAt, toValue, valueNodeAt, type Segment } from './yaml';
 import { at, describe, keysOf, schemaFor, typeName, type KindSchema } from './schema';
@@ -26,6 +26,104 @@ export function editorOf(source: CrdplaySource): EditorId {
 /** A diagnostic's text as the page shows it: the field it names first, unless the message starts with it. */
 export function diagnosticText(d: CrdplayDiagnostic): string {
   return d.field && !d.message.startsWith(d.field) && d.type !== 'Warning' ? `${d.field}: ${d.message}` : d.message;
+}
+
+/** A message as the page shows it: upstream's text without the Go values it dumps, and the caret snippet CEL
+ * writes under an expression, apart. */
+export interface ShapedMessage {
+  /** The message's first line, without dumps of Go structs ("Invalid value: {\"Rule\":...}: "). */
+  text: string;
+  /** CEL's snippet: the expression and a caret under the error (" | self.x > 0\n | .....^"), when there is one. */
+  snippet?: string;
+  /** The message as the API gave it, when text or snippet differ from it. */
+  full?: string;
+}
+
+/** The JSON-like dump of a Go struct that field.Invalid prints as the value ({"Rule":"...","Message":""...}):
+ * its capitalised keys tell it from a user's value. Returns its end, or -1. */
+function goDumpEnd(s: string, from: number): number {
+  if (!s.startsWith('{"', from) || !/^\{"[A-Z]\w*":/.test(s.slice(from, from + 40))) return -1;
+  let depth = 0;
+  let inString = false;
+  for (let i = from; i < s.length; i++) {
+    const c = s[i];
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === '{') depth++;
+    else if (c === '}' && --depth === 0) return i + 1;
+  }
+  return -1;
+}
+
+/** Shapes a message for reading (ShapedMessage); the API's words are kept, only the dumps go. */
+export function shapeMessage(message: string): ShapedMessage {
+  let text = '';
+  for (let i = 0; i < message.length;) {
+    const at = message.indexOf('Invalid value: {"', i);
+    if (at < 0) {
+      text += message.slice(i);
+      break;
+    }
+    const end = goDumpEnd(message, at + 'Invalid value: '.length);
+    if (end < 0 || !message.startsWith(': ', end)) {
+      text += message.slice(i, at + 1);
+      i = at + 1;
+      continue;
+    }
+    text += message.slice(i, at);
+    i = end + 2;
+  }
+  const lines = text.split('\n');
+  const snippet = lines.filter((l) => /^ \| /.test(l));
+  const rest = lines.filter((l) => !/^ \| /.test(l));
+  const shaped: ShapedMessage = { text: rest.join('\n') };
+  if (snippet.length) shaped.snippet = snippet.map((l) => l.slice(3)).join('\n');
+  if (shaped.text !== message) shaped.full = message;
+  return shaped;
+}
+
+/** A shaped message as DOM: its text, the snippet preformatted, upstream's full text behind an expander. */
+export function messageNode(message: string, prefix = ''): HTMLElement {
+  const m = shapeMessage(message);
+  const box = document.createElement('div');
+  box.className = 'message';
+  const p = document.createElement('div');
+  p.className = 'message-text';
+  p.textContent = prefix + m.text;
+  box.append(p);
+  if (m.snippet) {
+    const pre = document.createElement('pre');
+    pre.className = 'message-snippet';
+    pre.textContent = m.snippet;
+    box.append(pre);
+  }
+  if (m.full) {
+    const d = document.createElement('details');
+    d.className = 'message-full';
+    const sum = document.createElement('summary');
+    sum.textContent = 'as the API said it';
+    const pre = document.createElement('pre');
+    pre.textContent = m.full;
+    d.append(sum, pre);
+    box.append(d);
+  }
+  return box;
+}
+
+/** Severities, most serious first: the order of messages in a tooltip. */
+const severityOrder: Record<string, number> = { error: 0, warning: 1, info: 2, hint: 3 };
+
+/** The event a pane dispatches on document to show a place in an editor (editorOf(source), 1-based line
+ * and UTF-16 column, as diagnostics have them). */
+export const GOTO_EVENT = 'crdplay:goto';
+export interface GotoDetail {
+  source: CrdplaySource;
+  line: number;
+  column?: number;
+  endLine?: number;
+  endColumn?: number;
 }
 
 /** The offset of a 1-based line and 1-based UTF-16 column (CodeMirror counts UTF-16 code units too). */
@@ -55,6 +153,12 @@ const theme = EditorView.theme({
   '.cm-tooltip': { backgroundColor: 'var(--panel-bg)', color: 'var(--fg)', border: '1px solid var(--border)' },
   '.cm-tooltip-autocomplete ul li[aria-selected]': { backgroundColor: 'var(--accent)', color: 'var(--accent-fg)' },
   '.cm-scroller': { overflow: 'auto' },
+  // A long message (a CRD with many errors, a big description) scrolls inside its tooltip, which stays
+  // within the window.
+  '.cm-tooltip-hover, .cm-tooltip-lint': { maxHeight: 'min(45vh, 420px)', maxWidth: 'min(640px, 90vw)', overflow: 'auto' },
+  '.cm-tooltip-lint .message-snippet, .cm-tooltip-lint .message-full pre': { font: '12px/1.35 var(--mono)', margin: '4px 0 0', whiteSpace: 'pre', overflowX: 'auto' },
+  '.cm-tooltip-lint .message-full summary': { cursor: 'pointer', color: 'var(--muted)', fontSize: '12px' },
+  '.cm-tooltip-lint .message-full pre': { whiteSpace: 'pre-wrap', overflowWrap: 'anywhere' },
 });
 
 export interface Editors {
@@ -63,6 +167,9 @@ export interface Editors {
   show(diags: CrdplayDiagnostic[]): void;
   text(id: EditorId): string;
   set(id: EditorId, text: string): void;
+  /** Selects a place (1-based line and UTF-16 column, as diagnostics have them), scrolls it into view and
+   * focuses the editor. */
+  reveal(id: EditorId, line: number, column?: number, endLine?: number, endColumn?: number): void;
   setReadOnly(ro: boolean): void;
 }
 
@@ -87,6 +194,9 @@ export function createEditors(initial: Record<EditorId, string>, opts: EditorOpt
     { key: 'Mod-s', run: () => (opts.onShare(), true), preventDefault: true },
   ]));
   const views = {} as Record<EditorId, EditorView>;
+  // Editors pasted into since their last diagnostics: those then show their first error, not the end of
+  // the pasted text where the paste left the cursor.
+  const pasted = new Set<EditorId>();
   for (const id of ['crd', 'old', 'objects'] as EditorId[]) {
     const extensions: Extension[] = [
       keys,
@@ -94,9 +204,15 @@ export function createEditors(initial: Record<EditorId, string>, opts: EditorOpt
       yaml(),
       syntaxHighlighting(highlight),
       theme,
+      // Before the schema's hover, so that a tooltip shows the problems first; errors before warnings.
+      linter(null, { tooltipFilter: (ds) => [...ds].sort((a, b) => severityOrder[a.severity] - severityOrder[b.severity]) }),
       lintGutter(),
       readOnly.of([]),
-      EditorView.updateListener.of((u) => { if (u.docChanged) opts.onChange(id); }),
+      EditorView.updateListener.of((u) => {
+        if (!u.docChanged) return;
+        if (u.transactions.some((tr) => tr.isUserEvent('input.paste'))) pasted.add(id);
+        opts.onChange(id);
+      }),
       EditorView.contentAttributes.of({ 'aria-label': `${id} YAML`, 'data-editor': id }),
     ];
     // The CRD editor's documents are a built-in kind: only an exact apiVersion and kind select its schema,
@@ -106,6 +222,20 @@ export function createEditors(initial: Record<EditorId, string>, opts: EditorOpt
     const parent = document.getElementById(`${id}-editor`)!;
     views[id] = new EditorView({ parent, state: EditorState.create({ doc: initial[id], extensions }) });
   }
+  const reveal: Editors['reveal'] = (id, line, column = 1, endLine, endColumn) => {
+    const view = views[id];
+    if (!view) return;
+    const doc = view.state.doc;
+    const from = offset(doc, line, column);
+    const to = endColumn ? Math.max(from, Math.min(doc.length, offset(doc, endLine || line, endColumn))) : from;
+    view.dispatch({ selection: { anchor: from, head: to }, effects: EditorView.scrollIntoView(from, { y: 'center' }) });
+    view.focus();
+  };
+  // The panes' field paths (panes.ts) name their place with an event, so that they need not hold the editors.
+  document.addEventListener(GOTO_EVENT, (e) => {
+    const d = (e as CustomEvent<GotoDetail>).detail;
+    reveal(editorOf(d.source), d.line, d.column, d.endLine, d.endColumn);
+  });
   return {
     views,
     show(diags) {
@@ -115,12 +245,19 @@ export function createEditors(initial: Record<EditorId, string>, opts: EditorOpt
         const mine: CMDiagnostic[] = diags.filter((d) => editorOf(d.source) === id).map((d) => {
           const from = offset(doc, d.line, d.column);
           const to = Math.max(from + 1, offset(doc, d.endLine || d.line, d.endColumn || d.column + 1));
+          const message = diagnosticText(d);
+          const shaped = shapeMessage(message);
           return {
             from, to: Math.min(to, doc.length), severity: d.severity,
-            message: diagnosticText(d), source: d.field ? `field ${d.field}` : undefined,
+            message, source: d.field ? `field ${d.field}` : undefined,
+            renderMessage: shaped.full ? () => messageNode(message) : undefined,
           };
         });
         view.dispatch(setDiagnostics(view.state, mine));
+        if (pasted.delete(id)) {
+          const first = mine.filter((d) => d.severity === 'error').sort((a, b) => a.from - b.from)[0];
+          if (first) view.dispatch({ effects: EditorView.scrollIntoView(first.from, { y: 'center' }) });
+        }
       }
     },
     text: (id) => views[id].state.doc.toString(),
@@ -128,6 +265,7 @@ export function createEditors(initial: Record<EditorId, string>, opts: EditorOpt
       const v = views[id];
       v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: text } });
     },
+    reveal,
     setReadOnly(ro) {
       for (const v of Object.values(views)) {
         v.dispatch({ effects: readOnly.reconfigure(ro ? [EditorState.readOnly.of(true), EditorView.editable.of(false)] : []) });

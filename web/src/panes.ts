@@ -1,8 +1,9 @@
 // Rendering of the results panes from the engine's evaluation (crdplay.evaluate's result, as it comes). Plain
 // DOM: the panes are lists and tables, and the page's bundle stays small.
-import type { CrdplayEvaluateResult, CrdplayExchange, CrdplayObjectResult, CrdplayRequest, CrdplayResponse, CrdplaySchemaNode } from '../static/crdplay.d.ts';
+import type { CrdplayDiagnostic, CrdplayEvaluateResult, CrdplayExchange, CrdplayObjectResult, CrdplayRequest, CrdplayResponse, CrdplaySchemaNode, CrdplaySource } from '../static/crdplay.d.ts';
 import type { ExplainKind } from './evaluate';
-import { diagnosticText, editorOf } from './editors';
+import { diagnosticText, editorOf, GOTO_EVENT, shapeMessage, type GotoDetail } from './editors';
+import './panes.css';
 import { stringify } from './yaml';
 import { describe, explainTree, rules, type KindSchema } from './schema';
 
@@ -28,6 +29,39 @@ function pre(text: string, cls = ''): HTMLElement {
   return h('pre', { class: `code ${cls}` }, text);
 }
 
+const editorNames: Record<string, string> = { crd: 'CRD', objects: 'objects', old: 'old objects' };
+
+/** A link that shows a place of an editor's text: the editor scrolls there, selects it and takes the focus
+ * (editors.ts listens for GOTO_EVENT). */
+function gotoLink(source: CrdplaySource, span: { line: number; column?: number; endLine?: number; endColumn?: number }, ...label: Child[]): HTMLElement {
+  const a = h('a', { href: '#', class: 'goto', title: `show line ${span.line} of the ${editorNames[editorOf(source)]} editor`,
+    'data-source': source, 'data-line': String(span.line) }, ...label);
+  a.addEventListener('click', (e) => {
+    e.preventDefault();
+    const detail: GotoDetail = { source, line: span.line, column: span.column, endLine: span.endLine, endColumn: span.endColumn };
+    document.dispatchEvent(new CustomEvent(GOTO_EVENT, { detail }));
+  });
+  return a;
+}
+
+/** A message of the API as the panes show it: its text (after prefix) without Go dumps, CEL's caret
+ * snippet preformatted, and the API's own words behind an expander when they differ. */
+function message(text: string, prefix = '', cls = 'error'): Node[] {
+  const m = shapeMessage(text);
+  return [
+    h('p', { class: cls }, prefix + m.text),
+    m.snippet ? h('pre', { class: 'code snippet' }, m.snippet) : null,
+    m.full ? h('details', { class: 'full-message' }, h('summary', {}, 'as the API said it'), h('pre', { class: 'code wrap' }, m.full)) : null,
+  ].filter((n): n is HTMLElement => !!n);
+}
+
+/** Finds the diagnostic the engine placed for a cause's field, for a link to it. */
+type Placer = (field: string) => CrdplayDiagnostic | undefined;
+
+function placer(res: CrdplayEvaluateResult, source: CrdplaySource, document: number, item = 0): Placer {
+  return (field) => res.diagnostics.find((d) => d.source === source && d.document === document && (d.item ?? 0) === item && d.field === field);
+}
+
 /** The Result pane: acceptance of each CRD, then each object's outcome with its stored form. */
 export function renderResult(pane: HTMLElement, res: CrdplayEvaluateResult): void {
   const out: Node[] = [];
@@ -46,7 +80,7 @@ export function renderResult(pane: HTMLElement, res: CrdplayEvaluateResult): voi
         h('dt', {}, 'conditions'), h('dd', {}, conds.join(', ') || 'none yet'),
       ));
     } else {
-      sec.append(statusBlock(c.error));
+      sec.append(statusBlock(c.error, placer(res, 'crds', c.document)));
     }
     for (const w of c.warnings ?? []) sec.append(h('p', { class: 'warning' }, `Warning: ${w}`));
     out.push(sec);
@@ -55,11 +89,30 @@ export function renderResult(pane: HTMLElement, res: CrdplayEvaluateResult): voi
   pane.replaceChildren(...out);
 }
 
-function statusBlock(body: any): HTMLElement {
+function statusBlock(body: any, place?: Placer): HTMLElement {
   if (!body || typeof body !== 'object') return pre(String(body ?? ''), 'error');
-  const box = h('div', { class: 'status-error' }, h('p', { class: 'error' }, `${body.reason ?? 'Failure'}: ${body.message ?? ''}`));
   const causes: any[] = body.details?.causes ?? [];
-  if (causes.length) box.append(h('ul', { class: 'causes' }, ...causes.map((c) => h('li', {}, h('code', {}, c.field ?? ''), ' ', c.message ?? '', c.reason ? h('span', { class: 'muted' }, ` (${c.reason})`) : null))));
+  const text = String(body.message ?? '');
+  const prefix = `${body.reason ?? 'Failure'}: `;
+  // A message that joins several causes with their CEL snippets interleaves the snippets with the text: its
+  // first line heads the causes, each shown below with its own snippet, and the whole is behind the expander.
+  const joined = causes.length > 1 && shapeMessage(text).snippet !== undefined;
+  const box = h('div', { class: 'status-error' }, ...(joined
+    ? [h('p', { class: 'error' }, `${prefix}${shapeMessage(text.split('\n')[0]).text} …`),
+      h('details', { class: 'full-message' }, h('summary', {}, 'as the API said it'), h('pre', { class: 'code wrap' }, text))]
+    : message(text, prefix)));
+  if (causes.length) {
+    box.append(h('ul', { class: 'causes' }, ...causes.map((c) => {
+      const field = String(c.field ?? '');
+      const d = field ? place?.(field) : undefined;
+      const m = shapeMessage(String(c.message ?? ''));
+      return h('li', {},
+        d ? gotoLink(d.source, d, h('code', {}, field)) : h('code', {}, field), ' ', m.text,
+        c.reason ? h('span', { class: 'muted' }, ` (${c.reason})`) : null,
+        m.snippet ? h('pre', { class: 'code snippet' }, m.snippet) : null,
+        m.full ? h('details', { class: 'full-message' }, h('summary', {}, 'as the API said it'), h('pre', { class: 'code wrap' }, m.full)) : null);
+    })));
+  }
   return box;
 }
 
@@ -87,13 +140,13 @@ function objectResult(o: CrdplayObjectResult, res: CrdplayEvaluateResult): HTMLE
     // Never sent (a YAML error, no kind, a kind no CRD serves): say why, where, instead of an empty answer.
     const errs = res.diagnostics.filter((d) => d.source === o.source && d.document === o.document && (d.item ?? 0) === (o.item ?? 0) && d.severity === 'error');
     sec.append(errs.length
-      ? h('ul', { class: 'not-sent' }, ...errs.map((d) => h('li', {}, `line ${d.line}, column ${d.column}: ${diagnosticText(d)}`)))
+      ? h('ul', { class: 'not-sent' }, ...errs.map((d) => h('li', {}, gotoLink(d.source, d, `line ${d.line}, column ${d.column}`), `: ${diagnosticText(d)}`)))
       : h('p', { class: 'muted' }, 'Not sent to the API.'));
     return sec;
   }
   if (!ok) {
     // The API's Status: a refused update leaves the old object stored, but the answer is the refusal.
-    sec.append(statusBlock(o.response));
+    sec.append(statusBlock(o.response, placer(res, o.source, o.document, o.item ?? 0)));
     return sec;
   }
   if (o.deleted) {
@@ -147,10 +200,10 @@ export function renderCEL(pane: HTMLElement, kinds: KindSchema[], res: CrdplayEv
         h('tr', {}, h('th', {}, 'field'), h('th', {}, 'rule'), h('th', { title: 'worst case of one evaluation × how many times it can run for one object' }, 'estimated cost'),
           h('th', {}, `of ${lim.perExpression.toLocaleString()}`)),
         ...(c.cost.rules ?? []).map((r) => h('tr', { class: r.exceedsLimit || r.error ? 'over' : '' },
-          h('td', {}, h('code', {}, r.self || r.field)),
+          h('td', {}, r.span ? gotoLink('crds', r.span, h('code', {}, r.self || r.field)) : h('code', {}, r.self || r.field)),
           h('td', {}, h('code', {}, r.rule), r.transition ? h('span', { class: 'muted' }, r.optionalOldSelf ? ' (transition rule, optionalOldSelf)' : ' (transition rule: updates only)') : null),
           h('td', {}, `${r.maxCost.toLocaleString()} × ${r.cardinality.toLocaleString()}${r.cardinalityBounded ? '' : ' (no maxItems/maxProperties: estimated)'} = ${r.cost.toLocaleString()}`),
-          h('td', { class: r.error ? 'error' : '' }, r.error ?? (r.exceedsLimit ? 'exceeds the limit' : `${((r.cost / lim.perExpression) * 100).toPrecision(2)}%`))))));
+          h('td', { class: r.error ? 'error' : '' }, ...(r.error ? message(r.error, '', 'rule-error') : [r.exceedsLimit ? 'exceeds the limit' : `${((r.cost / lim.perExpression) * 100).toPrecision(2)}%`]))))));
     }
     const runtime = res.objects.filter((o) => o.cel);
     if (runtime.length) {
@@ -168,7 +221,8 @@ export function renderCEL(pane: HTMLElement, kinds: KindSchema[], res: CrdplayEv
   const celMsgs = res.diagnostics.map((d) => ({ d, text: diagnosticText(d) })).filter(({ text }) => /cost|CEL|rule|x-kubernetes-validations/i.test(text));
   if (celMsgs.length) {
     out.push(h('h3', {}, 'What the engine said about rules'));
-    out.push(h('ul', {}, ...celMsgs.map(({ d, text }) => h('li', { class: d.severity }, `${editorOf(d.source)} line ${d.line}: ${text}`))));
+    out.push(h('ul', { class: 'engine-said' }, ...celMsgs.map(({ d, text }) => h('li', { class: d.severity },
+      gotoLink(d.source, d, `${editorOf(d.source)} line ${d.line}`), ': ', ...message(text, '', 'said')))));
   }
   if (!out.length) out.push(h('p', { class: 'muted' }, 'No x-kubernetes-validations rules in the schemas.'));
   pane.replaceChildren(...out);
@@ -270,6 +324,9 @@ function fieldItem(lines: string[], attrs: Record<string, string> = {}): HTMLEle
   return h('li', attrs, h('details', {}, h('summary', {}, h('code', {}, lines[0])), ...lines.slice(1).map((l) => h('div', { class: 'desc' }, l))));
 }
 
+/** The version the Explain pane shows (crd/version), once one was picked. */
+let explainChoice = '';
+
 function renderEngineExplain(pane: HTMLElement, kinds: ExplainKind[]): void {
   pane.dataset.source = 'engine';
   if (!kinds.length) {
@@ -277,7 +334,22 @@ function renderEngineExplain(pane: HTMLElement, kinds: ExplainKind[]): void {
     return;
   }
   const out: Node[] = [];
-  for (const k of kinds) {
+  // One version at a time, as kubectl explain --api-version shows it: a CRD of many versions (or several
+  // CRDs) would otherwise be one long page of near-identical trees. The choice stays across evaluations.
+  const id = (k: ExplainKind) => `${k.crd}/${k.version}`;
+  const shown = kinds.find((k) => id(k) === explainChoice) ?? kinds.find((k) => k.served) ?? kinds[0];
+  if (kinds.length > 1) {
+    const many = new Set(kinds.map((k) => k.crd)).size > 1;
+    const select = h('select', { class: 'explain-version', 'aria-label': 'version to explain' },
+      ...kinds.map((k) => h('option', { value: id(k), selected: k === shown },
+        `${many ? `${k.kind} ` : ''}${k.version}${k.served ? '' : ' (not served)'}`))) as HTMLSelectElement;
+    select.addEventListener('change', () => {
+      explainChoice = select.value;
+      renderEngineExplain(pane, kinds);
+    });
+    out.push(h('label', { class: 'explain-pick' }, 'version ', select));
+  }
+  for (const k of [shown]) {
     out.push(h('h3', {}, k.group ? `GROUP: ${k.group}` : null, k.group ? h('br') : null, `KIND: ${k.kind}`, h('br'), `VERSION: ${k.version}`,
       k.served ? null : h('span', { class: 'muted' }, ' (not served)')));
     if (k.tree.description) out.push(h('p', { class: 'desc' }, k.tree.description));
