@@ -101,6 +101,10 @@ test('a CEL compile error is underlined at its column; its message is readable, 
   await page.click('#tab-result');
   const causes = page.locator('#pane-result section.crd-result .causes li');
   assert.equal(await causes.count(), 3);
+  // The Status's message joins the three with their snippets: its first line heads the causes.
+  const head = await page.locator('#pane-result section.crd-result .status-error > p.error').textContent();
+  assert.match(head, /^Invalid: CustomResourceDefinition\.apiextensions\.k8s\.io "crontabs\.stable\.example\.com" is invalid: \[/);
+  assert.doesNotMatch(head, /"Rule":|\n/);
   const cause = causes.filter({ hasText: 'nonExistingField' }).first();
   assert.doesNotMatch(await cause.evaluate((li) => [...li.childNodes].filter((n) => n.nodeName !== 'DETAILS').map((n) => n.textContent).join('')), /"Rule":/);
   assert.equal(await cause.locator('pre.snippet').textContent(), 'self.nonExistingField > 0\n....^');
