@@ -10,7 +10,7 @@
 //     k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel.Compile in the environment of each minor, with
 //     the cost limit CRD validation applies; what a rule needs is named from the older environment's compile
 //     error and from what the newer environment declares that the older one lacks (functions, overloads,
-//     macros, libraries and language features).
+//     macros and libraries).
 //   - Feature gates: a field the CRD strategy drops while its gate is off (optionalOldSelf, selectableFields)
 //     needs the first minor whose default, by the gate's upstream versioned specs, is on.
 //   - Formats: a string format that the schema validator ignores before some minor

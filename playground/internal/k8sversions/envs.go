@@ -17,7 +17,6 @@ type envFacts struct {
 	overloads map[string]map[string]bool // function name -> overload IDs
 	macros    map[string]bool            // "name/argCount/receiver"
 	libraries map[string]bool
-	features  map[string]bool // enabled language features, by cel-go's names
 }
 
 var (
@@ -37,7 +36,7 @@ func facts(minor int) *envFacts {
 		return f
 	}
 	env := envSet(minor).NewExpressionsEnv()
-	f := &envFacts{overloads: map[string]map[string]bool{}, macros: map[string]bool{}, libraries: map[string]bool{}, features: map[string]bool{}}
+	f := &envFacts{overloads: map[string]map[string]bool{}, macros: map[string]bool{}, libraries: map[string]bool{}}
 	for name, fn := range env.Functions() {
 		ids := map[string]bool{}
 		for _, o := range fn.OverloadDecls() {
@@ -50,14 +49,6 @@ func facts(minor int) *envFacts {
 	}
 	for _, l := range env.Libraries() {
 		f.libraries[l] = true
-	}
-	// ToConfig is cel-go's only public view of the language features (cross-type numeric comparisons, say).
-	if conf, err := env.ToConfig("k8sversions"); err == nil {
-		for _, feat := range conf.Features {
-			if feat.Enabled {
-				f.features[feat.Name] = true
-			}
-		}
 	}
 	factsCache[minor] = f
 	return f
@@ -72,7 +63,6 @@ type introduced struct {
 	functions map[string]bool // names with at least one new overload
 	macros    map[string]bool // names
 	libraries []string
-	features  []string
 }
 
 func introducedAt(minor int) introduced {
@@ -96,22 +86,16 @@ func introducedAt(minor int) introduced {
 			in.libraries = append(in.libraries, l)
 		}
 	}
-	for ft := range cur.features {
-		if !prev.features[ft] {
-			in.features = append(in.features, ft)
-		}
-	}
 	sort.Strings(in.libraries)
-	sort.Strings(in.features)
 	return in
 }
 
 // errorNames finds, in cel-go's compile errors, the names the older environment did not know.
-var errorNames = regexp.MustCompile(`undeclared reference to '([^']+)'|found no matching overload for '([^']+)'|unsupported syntax '([^']+)'`)
+var errorNames = regexp.MustCompile(`undeclared reference to '([^']+)'|found no matching overload for '([^']+)'(?: applied to '([^']*)')?|unsupported syntax '([^']+)'`)
 
 // name says what a rule that the environment of minor-1 refused (with error text) uses from the environment
-// of minor: the feature (a function, macro, operator or syntax the error names) and the library or language
-// feature that brings it, when the environments tell them apart. Both are empty when the error names
+// of minor: the feature (a function, macro, operator or syntax the error names) and the library that brings
+// it, when the environments tell it apart. Both are empty when the error names
 // nothing that minor introduced.
 func name(text string, minor int) (feature, library string) {
 	in := introducedAt(minor)
@@ -120,10 +104,13 @@ func name(text string, minor int) (feature, library string) {
 		case m[1] != "" || m[2] != "":
 			n := m[1] + m[2]
 			if isOperator(n) {
-				if len(in.features) > 0 {
-					return n, strings.Join(in.features, ", ")
+				// A language option rather than a library (cross-type numeric comparisons in 1.28): cel-go
+				// shows the options only through Env.ToConfig, which would add 25 kB to the compressed wasm,
+				// so the operator is named with its argument types.
+				if m[3] != "" {
+					return n + " applied to " + m[3], ""
 				}
-				continue
+				return n, ""
 			}
 			if in.macros[n] {
 				// Macros come from a library: name it when the minor brought exactly one.
@@ -135,8 +122,8 @@ func name(text string, minor int) (feature, library string) {
 			if in.functions[n] || hasNamespace(in.functions, n) {
 				return n, libraryFor(n, in.libraries)
 			}
-		case m[3] != "":
-			return "syntax '" + m[3] + "'", ""
+		case m[4] != "":
+			return "syntax '" + m[4] + "'", ""
 		}
 	}
 	return "", ""

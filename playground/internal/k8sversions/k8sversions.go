@@ -42,9 +42,8 @@ type Reason struct {
 	// "syntax '.?'"), "optionalOldSelf", "selectableFields", "format k8s-short-name", "cost"; empty when the
 	// older environment's error names nothing the newer one introduced (Detail then has the error).
 	Feature string `json:"feature,omitempty"`
-	// Library is the CEL library, language feature or feature gate that brings Feature, when upstream's data
-	// tell it apart ("kubernetes.Semver", "cel.feature.cross_type_numeric_comparisons",
-	// "CRDValidationRatcheting").
+	// Library is the CEL library or the feature gate that brings Feature, when upstream's data tell it apart
+	// ("kubernetes.Semver", "CRDValidationRatcheting").
 	Library string `json:"library,omitempty"`
 	// Minor is the oldest minor version of Kubernetes 1.x from which every server up to Newest (or, above
 	// Newest, the first future one) accepts and honours the field in a new CRD.

@@ -78,7 +78,7 @@ func TestAnalyze(t *testing.T) {
 		{name: "standard", rule: `{"rule": "self.i > 0 && self.s.matches('^a') && size(self.l) < 3"}`, minor: 28},
 		// cel.CrossTypeNumericComparisons(true), introduced at 1.28: servers from 1.29.
 		{name: "cross-type comparison", rule: `{"rule": "self.i < 2.5"}`, minor: 29,
-			field: ruleField, feature: "_<_", library: "cel.feature.cross_type_numeric_comparisons", effect: Refused},
+			field: ruleField, feature: "_<_ applied to (int, double)", effect: Refused},
 		// library.Quantity, 1.28: servers from 1.29.
 		{name: "quantity", rule: `{"rule": "quantity(self.s).isInteger()"}`, minor: 29,
 			field: ruleField, feature: "quantity", library: "kubernetes.quantity", effect: Refused},
