@@ -91,10 +91,11 @@ spec:
   mode: 'create',
 };
 
-/** Loads the gallery; an unreachable or broken file gives the default example alone. */
+/** Loads the gallery; an unreachable or broken file gives the default example alone. It is fetched at a low
+ * priority: it loads beside the engine's wasm, which the page needs more. */
 export async function loadExamples(url: string): Promise<Example[]> {
   try {
-    const resp = await fetch(url);
+    const resp = await fetch(url, { priority: 'low' });
     if (!resp.ok) return [DEFAULT_EXAMPLE];
     const data = await resp.json();
     const list: Example[] = Array.isArray(data?.examples) ? data.examples : [];

@@ -86,6 +86,8 @@ function setTab(tab: string): void {
   for (const t of TABS) {
     const btn = $(`tab-${t}`);
     btn?.setAttribute('aria-selected', String(t === tab));
+    // Roving tabindex: Tab reaches the selected tab alone, the arrow keys the others.
+    if (btn) btn.tabIndex = t === tab ? 0 : -1;
     const pane = $(`pane-${t}`);
     if (pane) pane.hidden = t !== tab;
   }
@@ -136,6 +138,18 @@ function renderPane(tab: Tab): void {
 $('tabs')?.addEventListener('click', (e) => {
   const t = (e.target as HTMLElement).closest<HTMLElement>('[data-tab]');
   if (t) setTab(t.dataset.tab!);
+});
+// The WAI-ARIA tabs keys: Left and Right move to the previous and next tab (around the ends), Home and End to
+// the first and last; the tab moved to is selected at once. Tabs an embed leaves out are skipped.
+$('tabs')?.addEventListener('keydown', (e) => {
+  const shown = TABS.filter((t) => !$(`tab-${t}`)?.classList.contains('gone'));
+  const at = shown.indexOf(app.tab);
+  const to = { ArrowLeft: at - 1, ArrowRight: at + 1, Home: 0, End: shown.length - 1 }[e.key];
+  if (to === undefined || e.altKey || e.ctrlKey || e.metaKey || !shown.length) return;
+  e.preventDefault();
+  const tab = shown[(to + shown.length) % shown.length];
+  setTab(tab);
+  $(`tab-${tab}`)?.focus();
 });
 function setMode(mode: string): void {
   app.mode = (MODES as string[]).includes(mode) ? (mode as CrdplayMode) : 'create';
@@ -240,8 +254,9 @@ function notice(text: string, kind: 'info' | 'error', link?: string): void {
 
 // 5. Examples.
 const examplesSelect = $<HTMLSelectElement>('examples');
-// The gallery is megabytes of YAML (real CRDs): fetched once the engine is in, or when the menu is first used,
-// so that it never competes with the engine's download.
+// The gallery is megabytes of YAML (real CRDs) but a few hundred kB on the wire: the page's menu is filled at
+// once, at a low fetch priority (examples.ts) beside the engine's download, so that it can be used while the
+// engine loads. The embed has no menu: it fetches the gallery once the engine is in.
 let examplesLoading: Promise<void> | null = null;
 function loadGallery(): Promise<void> {
   examplesLoading ??= loadExamples(assets.examples).then((list) => {
@@ -258,8 +273,7 @@ function loadGallery(): Promise<void> {
   });
   return examplesLoading;
 }
-examplesSelect?.addEventListener('pointerdown', () => void loadGallery());
-examplesSelect?.addEventListener('focus', () => void loadGallery());
+if (examplesSelect) void loadGallery();
 examplesSelect?.addEventListener('change', () => {
   const ex = app.examples.find((e) => e.id === examplesSelect.value);
   if (!ex) return;

@@ -12,7 +12,7 @@
 //   {op: 'setWebhook', enabled}              route conversion webhooks to the page (or stop)
 //   {op: 'webhookReply', id, ok, value | error}  the page's answer to a {type: 'webhook'} message
 // Worker -> page messages:
-//   {type: 'progress', loaded, total}        download progress of the wasm (total 0 when unknown)
+//   {type: 'progress', loaded, total}        download progress of the wasm, bytes on the wire (total 0 when unknown)
 //   {type: 'ready', version, methods, timings}  the engine is serving; timings in ms, see start()
 //   {type: 'failed', error}                  the engine could not start
 //   {type: 'exit', code}                     the Go program ended (it should not): later calls fail
@@ -131,14 +131,20 @@ function now() {
 }
 
 /**
- * Returns a Response for instantiateStreaming that posts download progress as the body streams in. total is
- * the decoded length: the server's X-Decoded-Content-Length, else Content-Length when the body is not
- * encoded (an encoded Content-Length counts compressed bytes, while the stream yields decoded ones), else 0.
+ * Returns a Response for instantiateStreaming that posts download progress as the body streams in, in bytes
+ * on the wire: what the visitor waits for is the compressed download (a few MB), not the decoded wasm (tens of
+ * MB). The stream yields decoded bytes, so with Content-Encoding the count is carried onto the encoded
+ * Content-Length in proportion to the decoded total (the server's X-Decoded-Content-Length): an estimate while
+ * it streams (the compression ratio varies along the file), exact at the end. Without an encoding,
+ * Content-Length counts both. An encoded response without the decoded total gives decoded bytes, total 0.
  */
 function countProgress(resp) {
-  const decoded = resp.headers.get('X-Decoded-Content-Length');
-  const plain = resp.headers.get('Content-Encoding') ? null : resp.headers.get('Content-Length');
-  const total = Number(decoded ?? plain ?? 0) || 0;
+  const length = Number(resp.headers.get('Content-Length')) || 0;
+  const decodedTotal = resp.headers.get('Content-Encoding')
+    ? Number(resp.headers.get('X-Decoded-Content-Length')) || 0
+    : length;
+  const total = decodedTotal ? length : 0;
+  const wire = (decoded) => (total && decodedTotal ? Math.min(total, Math.round(decoded * total / decodedTotal)) : decoded);
   let loaded = 0;
   let posted = 0;
   const counter = new TransformStream({
@@ -148,12 +154,12 @@ function countProgress(resp) {
       const t = performance.now();
       if (t - posted >= 50) {
         posted = t;
-        postMessage({ type: 'progress', loaded, total });
+        postMessage({ type: 'progress', loaded: wire(loaded), total });
       }
       controller.enqueue(chunk);
     },
     flush() {
-      postMessage({ type: 'progress', loaded, total: total || loaded });
+      postMessage({ type: 'progress', loaded: total || loaded, total: total || loaded });
     },
   });
   postMessage({ type: 'progress', loaded: 0, total });

@@ -1,0 +1,256 @@
+// Browser test of the page's layout and keyboard in headless Chromium: the page and the embed route fit any
+// width (a phone, a narrow window, a docs page's iframe) without scrolling sideways, whatever the editors hold
+// (the default example, cert-manager's Certificate CRD, the corpus's largest CRD); the result tabs stay
+// reachable; the tabs follow the WAI-ARIA tabs pattern (arrow keys, Home, End, roving tabindex); the example
+// menu is filled while the engine is still downloading; the progress counts the bytes on the wire.
+// Screenshots: test-results/playground-{390,800,1400}.png and embed-900.png.
+//
+// Needs what oracle.spec.mjs needs. Run: node --test web/test/layout.spec.mjs
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import http from 'node:http';
+import { launch, manifest, resultsDir, root, startServer } from './harness.mjs';
+
+/** The widths the page and the embed are checked at: a phone, a narrow window, a wide one. */
+const WIDTHS = [390, 800, 1400];
+const corpus = (dir) => ({
+  crd: readFileSync(path.join(root, 'testdata/corpus', dir, 'crd.yaml'), 'utf8'),
+  objects: readFileSync(path.join(root, 'testdata/corpus', dir, '01-create.yaml'), 'utf8'),
+});
+// The CRD issue reports named (long description lines), and the corpus's largest (2.8 MB).
+const CONTENTS = [
+  { name: 'the default example' },
+  { name: 'cert-manager Certificate', ...corpus('cert-manager/Certificate') },
+  { name: 'argo-workflows Workflow', ...corpus('argo-workflows/Workflow') },
+];
+
+let server;
+let browser;
+
+before(async () => {
+  mkdirSync(resultsDir, { recursive: true });
+  server = await startServer();
+  browser = await launch({ viewport: { width: 1400, height: 900 } });
+});
+
+after(async () => {
+  await browser?.close();
+  server?.stop();
+});
+
+/** Waits until the page (or frame) has finished an evaluation after `n` evaluations. */
+const evaluated = (p, n) => p.waitForFunction((k) => Number(document.body.dataset.runs ?? 0) > k, n, { timeout: 120_000 });
+const runs = (p) => p.evaluate(() => Number(document.body.dataset.runs ?? 0));
+
+/** Puts a content into the editors and waits for its evaluation. */
+async function load(p, content) {
+  if (!content.crd) return;
+  const n = await runs(p);
+  await p.evaluate(({ crd, objects }) => {
+    window.crdplayPlayground.editors.set('crd', crd);
+    window.crdplayPlayground.editors.set('objects', objects);
+  }, content);
+  await evaluated(p, n);
+}
+
+/**
+ * What sticks out sideways: the document's scroll width against its client width, the widest elements that
+ * reach past the right edge (to say which), and every visible tab that cannot be reached (outside the window,
+ * or outside a tab list that does not scroll).
+ */
+function measure(p) {
+  return p.evaluate(() => {
+    const d = document.documentElement;
+    const name = (e) => e.tagName.toLowerCase() + (e.id ? `#${e.id}` : '') + (typeof e.className === 'string' && e.className ? `.${e.className.split(' ').join('.')}` : '');
+    const past = [...document.body.querySelectorAll('*')]
+      .filter((e) => e.getClientRects().length && e.getBoundingClientRect().right > d.clientWidth + 0.5)
+      .map((e) => `${name(e)} ${Math.round(e.getBoundingClientRect().right)}`);
+    const list = document.getElementById('tabs');
+    const box = list.getBoundingClientRect();
+    const scrolls = ['auto', 'scroll'].includes(getComputedStyle(list).overflowX);
+    const unreachable = [...list.querySelectorAll('[role=tab]')].filter((t) => t.getClientRects().length).filter((t) => {
+      const r = t.getBoundingClientRect();
+      const inList = r.left >= box.left - 0.5 && r.right <= box.right + 0.5;
+      return box.left < -0.5 || box.right > d.clientWidth + 0.5 || !(inList || scrolls);
+    }).map((t) => t.id);
+    return { scrollWidth: d.scrollWidth, clientWidth: d.clientWidth, past: past.slice(0, 6), unreachable };
+  });
+}
+
+/** How many pixels of two PNG screenshots of the same size differ visibly (decoded in a blank page). */
+async function changedPixels(a, b) {
+  const blank = await browser.context.newPage();
+  try {
+    return await blank.evaluate(async (srcs) => {
+      const data = [];
+      for (const src of srcs) {
+        const img = new Image();
+        img.src = src;
+        await img.decode();
+        const canvas = document.createElement('canvas');
+        canvas.width = img.width;
+        canvas.height = img.height;
+        const ctx = canvas.getContext('2d');
+        ctx.drawImage(img, 0, 0);
+        data.push(ctx.getImageData(0, 0, img.width, img.height).data);
+      }
+      let n = 0;
+      for (let i = 0; i < data[0].length; i += 4) {
+        // Anti-aliasing moves a channel by a few levels; a drawn ring by far more.
+        if ([0, 1, 2].some((c) => Math.abs(data[0][i + c] - data[1][i + c]) > 32)) n++;
+      }
+      return n;
+    }, [a, b].map((png) => `data:image/png;base64,${png.toString('base64')}`));
+  } finally {
+    await blank.close();
+  }
+}
+
+function assertFits(m, where) {
+  assert.ok(m.scrollWidth <= m.clientWidth, `${where}: the page is ${m.scrollWidth}px wide in ${m.clientWidth}px; past the edge: ${m.past.join(', ')}`);
+  assert.deepEqual(m.unreachable, [], `${where}: tabs out of reach`);
+}
+
+test('the page fits 320, 390, 800 and 1400 px with the default example and the largest CRDs', async () => {
+  const page = await browser.context.newPage();
+  try {
+    await page.goto(server.url);
+    await evaluated(page, 0);
+    for (const content of CONTENTS) {
+      await page.setViewportSize({ width: 1400, height: 900 });
+      await load(page, content);
+      for (const width of [320, ...WIDTHS]) {
+        await page.setViewportSize({ width, height: 900 });
+        await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+        assertFits(await measure(page), `/ at ${width}px with ${content.name}`);
+        if (!content.crd) await page.screenshot({ path: path.join(resultsDir, `playground-${width}.png`) });
+      }
+    }
+  } finally {
+    await page.close();
+  }
+});
+
+test('the embed route fits an iframe of 390, 800, 900 and 1400 px on another origin', async (t) => {
+  // A docs page on another origin (another loopback port), framing the embed route as the Embed dialog's
+  // snippet does; the frame's width is the test's.
+  const docs = http.createServer((req, res) => {
+    res.setHeader('Content-Type', 'text/html');
+    res.end(`<!doctype html><body style="margin:0"><iframe id="f" src="${server.url}embed/" style="width:900px;border:0" height="1200"></iframe></body>`);
+  });
+  await new Promise((resolve) => docs.listen(0, '127.0.0.1', resolve));
+  t.after(() => docs.close());
+  const host = await browser.context.newPage();
+  try {
+    await host.goto(`http://127.0.0.1:${docs.address().port}/`);
+    const frame = await (await host.waitForSelector('#f')).contentFrame();
+    await evaluated(frame, 0);
+    for (const content of CONTENTS) {
+      await load(frame, content);
+      for (const width of [...WIDTHS, 900]) {
+        await host.setViewportSize({ width, height: 1300 });
+        await host.evaluate((w) => { document.getElementById('f').style.width = `${w}px`; }, width);
+        await frame.waitForFunction((w) => document.documentElement.clientWidth === w, width);
+        await frame.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+        assertFits(await measure(frame), `/embed/ in a ${width}px iframe with ${content.name}`);
+        if (!content.crd && width === 900) await host.screenshot({ path: path.join(resultsDir, 'embed-900.png') });
+      }
+    }
+  } finally {
+    await host.close();
+  }
+});
+
+test('the result tabs follow the WAI-ARIA tabs pattern: roles, roving tabindex, arrow keys, Home, End', async () => {
+  const page = await browser.context.newPage();
+  try {
+    await page.goto(server.url);
+    const state = () => page.evaluate(() => ({
+      focused: document.activeElement?.id,
+      selected: [...document.querySelectorAll('[role=tab][aria-selected=true]')].map((t) => t.id),
+      tabbable: [...document.querySelectorAll('[role=tab]')].filter((t) => t.tabIndex === 0).map((t) => t.id),
+      shown: [...document.querySelectorAll('[role=tabpanel]')].filter((p) => !p.hidden).map((p) => p.id),
+    }));
+    const roles = await page.evaluate(() => [...document.querySelectorAll('[role=tab]')].map((t) => {
+      const panel = document.getElementById(t.getAttribute('aria-controls'));
+      return { list: t.parentElement.getAttribute('role'), panel: panel?.getAttribute('role'), labelledBy: panel?.getAttribute('aria-labelledby') === t.id };
+    }));
+    assert.equal(roles.length, 7);
+    for (const r of roles) assert.deepEqual(r, { list: 'tablist', panel: 'tabpanel', labelledBy: true });
+    const want = (tab) => ({ focused: `tab-${tab}`, selected: [`tab-${tab}`], tabbable: [`tab-${tab}`], shown: [`pane-${tab}`] });
+    assert.deepEqual((await state()).tabbable, ['tab-result']);
+    await page.focus('#tab-result');
+    await page.keyboard.press('ArrowRight');
+    assert.deepEqual(await state(), want('cel'));
+    await page.keyboard.press('ArrowRight');
+    assert.deepEqual(await state(), want('table'));
+    await page.keyboard.press('ArrowLeft');
+    assert.deepEqual(await state(), want('cel'));
+    await page.keyboard.press('End');
+    assert.deepEqual(await state(), want('http'));
+    await page.keyboard.press('ArrowRight'); // wraps around
+    assert.deepEqual(await state(), want('result'));
+    await page.keyboard.press('ArrowLeft');
+    assert.deepEqual(await state(), want('http'));
+    await page.keyboard.press('Home');
+    assert.deepEqual(await state(), want('result'));
+    // Tab leaves the tab list for the panel's content rather than walking every tab.
+    await page.keyboard.press('Tab');
+    assert.ok(!(await state()).focused?.startsWith('tab-'), 'Tab stayed in the tab list');
+    // A focused editor shows a focus ring: the bottom edge of the editor (below its text) is drawn otherwise
+    // once it has the focus. CodeMirror's own outline is outside the editor, where its frame cuts it off.
+    const edge = async () => {
+      const b = await page.locator('#objects-editor').boundingBox();
+      return page.screenshot({ clip: { x: b.x, y: b.y + b.height - 3, width: b.width, height: 3 } });
+    };
+    await evaluated(page, 0); // the page's layout settles (the status line, the results)
+    await page.evaluate(() => document.activeElement?.blur());
+    const blurred = await edge();
+    assert.equal(await changedPixels(blurred, await edge()), 0, 'the editor\'s edge changes by itself');
+    await page.click('#objects-editor .cm-line >> nth=0');
+    assert.ok(await page.evaluate(() => document.activeElement?.closest('#objects-editor') !== null));
+    const changed = await changedPixels(blurred, await edge());
+    const width = (await page.locator('#objects-editor').boundingBox()).width;
+    assert.ok(changed > width / 2, `the focused editor's edge differs from the unfocused one's in ${changed} pixels of ${Math.round(width)} wide`);
+  } finally {
+    await page.close();
+  }
+});
+
+test('the example menu is filled before the engine is ready; the progress counts bytes on the wire', async () => {
+  const page = await browser.context.newPage();
+  let release;
+  const held = new Promise((r) => { release = r; });
+  try {
+    // The engine's download waits until the menu has been checked.
+    await page.route('**/*.wasm', async (route) => { await held; await route.continue(); });
+    await page.goto(server.url);
+    await page.waitForFunction(() => document.querySelectorAll('#examples option').length > 40, null, { timeout: 30_000 })
+      .catch(async (e) => { throw new Error(`the menu has ${await page.locator('#examples option').count()} options while the engine loads: ${e.message}`); });
+    assert.equal(await page.getAttribute('#status', 'data-state'), 'loading');
+    release();
+    await page.waitForSelector('#status[data-state=ready]', { timeout: 90_000 });
+    // The brotli file's length, as the server sends it, against the wasm's own.
+    const wire = await new Promise((resolve, reject) => {
+      const wasm = new URL(manifest()['crdplay.wasm'], server.url);
+      http.get(wasm, { headers: { 'Accept-Encoding': 'br' } }, (res) => {
+        res.resume();
+        resolve({ encoded: Number(res.headers['content-length']), decoded: Number(res.headers['x-decoded-content-length']) });
+      }).on('error', reject);
+    });
+    assert.ok(wire.encoded < wire.decoded / 2, JSON.stringify(wire));
+    const mb = (n) => `${(n / 1e6).toFixed(1)} MB`;
+    const shown = await page.evaluate(() => ({
+      text: document.getElementById('bytes').textContent,
+      value: document.getElementById('progress').value,
+      max: document.getElementById('progress').max,
+    }));
+    assert.equal(shown.text, `${mb(wire.encoded)} of ${mb(wire.encoded)}`);
+    assert.deepEqual([shown.value, shown.max], [wire.encoded, wire.encoded]);
+  } finally {
+    release();
+    await page.close();
+  }
+});
