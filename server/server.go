@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"crdplay/engine"
@@ -29,8 +30,15 @@ type Options struct {
 	Storage string
 	// Etcd says which etcd StorageEtcd uses; it must be empty for other storages.
 	Etcd EtcdOptions
-	// Log, if set, receives one line per finished request (method, URI, status, size, duration).
+	// Log, if set, receives what operators need to know beside the responses: why a health check failed,
+	// why an etcd request failed (with the endpoints and keys the responses leave out). Make it with NewLogger
+	// for the lines to carry the request's audit ID.
 	Log *slog.Logger
+	// LogRequests logs one line per finished request to Log (method, URI, status, size, duration, audit ID).
+	LogRequests bool
+	// RequestTimeout bounds each request but watches, and caps a client's ?timeout=; DefaultRequestTimeout if
+	// 0.
+	RequestTimeout time.Duration
 	// Site, if set, is the directory of the playground's static build (tools/webbuild), served beside the
 	// API: its pages and assets at their paths, every other path to the API (see WithSite).
 	Site string
@@ -60,9 +68,10 @@ func (o EtcdOptions) isZero() bool {
 // Handler is the engine's Kubernetes API handler together with the storage it owns.
 type Handler struct {
 	http.Handler
-	closeOnce sync.Once
-	close     func() error
-	closeErr  error
+	shuttingDown atomic.Bool
+	closeOnce    sync.Once
+	close        func() error
+	closeErr     error
 }
 
 // Close releases the storage: the connection to etcd, and an embedded etcd, which it stops (its data
@@ -77,12 +86,20 @@ func (h *Handler) Close() error {
 	return h.closeErr
 }
 
+// BeginShutdown makes /readyz fail from now on, so that load balancers and Kubernetes stop sending requests
+// while those in flight finish. Call it when the server is told to stop, before Serve shuts down.
+func (h *Handler) BeginShutdown() { h.shuttingDown.Store(true) }
+
 // NewHandler returns the engine's Kubernetes API handler configured by opts. An etcd that cannot be reached is
 // no error here: requests answer 503 Service Unavailable until it can.
 func NewHandler(opts Options) (*Handler, error) {
 	// Conversion webhooks are called over HTTPS as kube-apiserver calls them; only a native host can.
 	eopts := engine.Options{Webhook: HTTPSWebhook{}}
 	var closeStorage func() error
+	m := newMetrics()
+	// The checks of /healthz, /livez and /readyz, as kube-apiserver's: etcd's joins them with etcd storage.
+	health := &healthEndpoints{log: opts.Log, checks: map[string][]healthCheck{}}
+	var etcdChecks []healthCheck
 	switch opts.Storage {
 	case "", StorageMemory:
 		if !opts.Etcd.isZero() {
@@ -90,11 +107,13 @@ func NewHandler(opts Options) (*Handler, error) {
 		}
 		eopts.Storage = engine.NewMemoryStorage()
 	case StorageEtcd:
-		store, closeEtcd, err := openEtcd(opts.Etcd)
+		store, closeEtcd, err := openEtcd(opts.Etcd, opts.Log)
 		if err != nil {
 			return nil, err
 		}
-		eopts.Storage, closeStorage = store, closeEtcd
+		eopts.Storage, closeStorage = instrumentedStorage{store, m}, closeEtcd
+		check := func(r *http.Request) error { return store.Check(r.Context()) }
+		etcdChecks = []healthCheck{{"etcd", check}}
 	default:
 		return nil, fmt.Errorf("unsupported storage %q (supported: %s, %s)", opts.Storage, StorageMemory, StorageEtcd)
 	}
@@ -105,6 +124,12 @@ func NewHandler(opts Options) (*Handler, error) {
 		}
 		return nil, err
 	}
+	timeout := opts.RequestTimeout
+	if timeout <= 0 {
+		timeout = DefaultRequestTimeout
+	}
+	// Only the API is counted: the site's and the links' paths are not kube-apiserver's.
+	h = m.instrument(withRequestDeadline(h, timeout))
 	if opts.Site != "" {
 		site, err := NewSite(opts.Site)
 		if err != nil {
@@ -118,16 +143,31 @@ func NewHandler(opts Options) (*Handler, error) {
 	if !opts.Links.Off {
 		h = WithLinks(h, NewLinks(eopts.Storage, opts.Links))
 	}
-	if opts.Log != nil {
+	handler := &Handler{close: closeStorage}
+	shutdown := healthCheck{"shutdown", func(*http.Request) error {
+		if handler.shuttingDown.Load() {
+			return errors.New("process is shutting down")
+		}
+		return nil
+	}}
+	health.checks["healthz"] = append([]healthCheck{pingCheck}, etcdChecks...)
+	health.checks["livez"] = append([]healthCheck{pingCheck}, etcdChecks...)
+	if len(etcdChecks) > 0 {
+		etcdChecks = append(etcdChecks, healthCheck{"etcd-readiness", etcdChecks[0].check})
+	}
+	health.checks["readyz"] = append(append([]healthCheck{pingCheck}, etcdChecks...), shutdown)
+	h = withOperations(h, health, m)
+	if opts.LogRequests && opts.Log != nil {
 		h = accessLog(h, opts.Log)
 	}
-	return &Handler{Handler: h, close: closeStorage}, nil
+	handler.Handler = withBodyReadTimeout(withAuditID(h), timeout)
+	return handler, nil
 }
 
 // openEtcd connects to the etcd o describes, starting it first if it is embedded, and returns the store and
 // what releases both.
-func openEtcd(o EtcdOptions) (*etcdstore.Store, func() error, error) {
-	cfg := etcdstore.Config{Endpoints: o.Endpoints}
+func openEtcd(o EtcdOptions, log *slog.Logger) (*etcdstore.Store, func() error, error) {
+	cfg := etcdstore.Config{Endpoints: o.Endpoints, Log: log}
 	stopEmbedded := func() {}
 	switch {
 	case o.Embedded && len(o.Endpoints) > 0:
@@ -140,6 +180,10 @@ func openEtcd(o EtcdOptions) (*etcdstore.Store, func() error, error) {
 		ep, stop, err := etcdstore.StartEmbedded(o.DataDir)
 		if err != nil {
 			return nil, nil, err
+		}
+		if log != nil {
+			// Its port is chosen at start: another server on this host shares the objects through this URL.
+			log.Info("embedded etcd started", "clientURL", ep, "dataDir", o.DataDir)
 		}
 		cfg.Endpoints, stopEmbedded = []string{ep}, stop
 	case o.DataDir != "":
@@ -164,6 +208,9 @@ func openEtcd(o EtcdOptions) (*etcdstore.Store, func() error, error) {
 	}, nil
 }
 
+// serverIdleTimeout is how long Serve keeps an idle kept-alive connection open, as kube-apiserver's 90 s.
+const serverIdleTimeout = 90 * time.Second
+
 // Serve serves h on ln until ctx is done, then shuts down: it stops accepting connections, lets requests in
 // flight finish for up to grace, and then cancels the contexts of those still running and closes their
 // connections. The second step is for watches, which stream until their client or the server ends them and
@@ -176,9 +223,12 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, grace time.Dura
 	srv := &http.Server{
 		Handler: h,
 		// Guards against clients that open connections and never finish their headers. There is no
-		// WriteTimeout: watch responses legitimately stream for minutes.
+		// WriteTimeout, nor ReadTimeout: watch responses legitimately stream for minutes, and a read deadline
+		// left on the connection would end them. NewHandler's Handler bounds the body's upload instead.
 		ReadHeaderTimeout: 10 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return base },
+		// Kept-alive connections that carry no request are closed, so that idle clients do not pile up.
+		IdleTimeout: serverIdleTimeout,
+		BaseContext: func(net.Listener) context.Context { return base },
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -200,23 +250,6 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, grace time.Dura
 		return serveErr
 	}
 	return err
-}
-
-// accessLog logs each request when its handler returns.
-func accessLog(h http.Handler, log *slog.Logger) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		rw := &recordingWriter{ResponseWriter: w}
-		defer func() {
-			status := rw.status
-			if status == 0 {
-				status = http.StatusOK // the handler wrote nothing, which net/http sends as 200
-			}
-			log.Info("request", "method", r.Method, "uri", r.URL.RequestURI(), "status", status,
-				"bytes", rw.bytes, "duration", time.Since(start).Round(time.Microsecond))
-		}()
-		h.ServeHTTP(rw, r)
-	})
 }
 
 // recordingWriter remembers the status and counts the body bytes of a response.

@@ -189,7 +189,7 @@ func TestNewHandlerRejectsUnknownStorage(t *testing.T) {
 
 func TestAccessLog(t *testing.T) {
 	var buf bytes.Buffer
-	h, err := server.NewHandler(server.Options{Log: slog.New(slog.NewTextHandler(&buf, nil))})
+	h, err := server.NewHandler(server.Options{Log: slog.New(slog.NewTextHandler(&buf, nil)), LogRequests: true})
 	if err != nil {
 		t.Fatal(err)
 	}

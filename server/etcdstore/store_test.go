@@ -238,7 +238,8 @@ func TestUnavailable(t *testing.T) {
 			t.Run(name, func(t *testing.T) { check(t, call, timeout/2) })
 		}
 	})
-	if !strings.Contains(log.String(), ep) || !strings.Contains(log.String(), "/registry/a") {
+	// At least the first request to wait in vain is logged (the others may have failed at once after it).
+	if !strings.Contains(log.String(), ep) || !strings.Contains(log.String(), "key=/registry/") {
 		t.Errorf("the log does not name the endpoint and the key:\n%s", log.String())
 	}
 	// A caller that gives up is not told that etcd is down.

@@ -1,7 +1,7 @@
 // Command crdplay-server serves the crdplay engine (the Kubernetes API for CustomResourceDefinitions and the
 // resources they define) over HTTP.
 //
-//	crdplay-server [--addr 127.0.0.1:8080] [--storage memory] [--site build/web] [--log-requests]
+//	crdplay-server [--addr 127.0.0.1:8080] [--storage memory] [--site build/web] [--log-requests] [--log-format text|json]
 //	crdplay-server --storage etcd --etcd-endpoints URL,... [--etcd-cafile F] [--etcd-certfile F --etcd-keyfile F] ...
 //	crdplay-server --storage etcd --etcd-embedded --data-dir DIR ...
 //
@@ -16,14 +16,18 @@
 // The server also keeps short links for the page (POST /crdplay/v1/links, GET /crdplay/v1/links/ID) in its
 // storage, so that with etcd they survive restarts; --max-links bounds how many (0 turns them off).
 //
-// It stops gracefully on SIGINT or SIGTERM; a second signal stops it at once.
+// It serves kube-apiserver's operational endpoints beside the API: /healthz, /livez and /readyz (with etcd
+// storage, they fail while etcd is unreachable; ?verbose lists the checks), and /metrics in the Prometheus
+// format. Each request but a watch has --request-timeout, which ?timeout= may shorten. Logs go to stderr
+// (--log-format json for one JSON object a line); the embedded etcd's client URL is logged at start.
+//
+// It stops gracefully on SIGINT or SIGTERM (/readyz fails from then on); a second signal stops it at once.
 package main
 
 import (
 	"context"
 	"flag"
 	"fmt"
-	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -50,6 +54,8 @@ func main() {
 	flag.StringVar(&etcd.DataDir, "data-dir", "", "`directory` of the embedded etcd's data, created if needed")
 	maxLinks := flag.Int("max-links", server.DefaultMaxLinks, "how many short links (POST /crdplay/v1/links) the server keeps in its storage; 0 turns them off")
 	logRequests := flag.Bool("log-requests", false, "log one line per request to stderr")
+	logFormat := flag.String("log-format", server.LogFormatText, "log `format`: text or json")
+	requestTimeout := flag.Duration("request-timeout", server.DefaultRequestTimeout, "longest `duration` of a request but a watch; ?timeout= may shorten it")
 	site := flag.String("site", server.DefaultSiteDir, "`directory` of the playground's static build to serve at / (\"\" for the API alone)")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: crdplay-server [flags]\n")
@@ -64,8 +70,12 @@ func main() {
 		etcd.Endpoints = strings.Split(*endpoints, ",")
 	}
 
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	opts := server.Options{Storage: *storage, Etcd: etcd, Site: *site, Links: server.LinkOptions{Off: *maxLinks <= 0, MaxCount: *maxLinks}}
+	log, err := server.NewLogger(os.Stderr, *logFormat)
+	if err != nil {
+		fatalUsage("--log-format: %v", err)
+	}
+	opts := server.Options{Storage: *storage, Etcd: etcd, Site: *site, Log: log, LogRequests: *logRequests,
+		RequestTimeout: *requestTimeout, Links: server.LinkOptions{Off: *maxLinks <= 0, MaxCount: *maxLinks}}
 	siteSet := false
 	flag.Visit(func(f *flag.Flag) { siteSet = siteSet || f.Name == "site" })
 	if !siteSet {
@@ -74,9 +84,6 @@ func main() {
 			log.Info("no playground build; serving the API only (build it with go run ./tools/webbuild)", "site", *site)
 			opts.Site = ""
 		}
-	}
-	if *logRequests {
-		opts.Log = log
 	}
 	// Listening first, so that an address in use is reported before an embedded etcd starts.
 	ln, err := net.Listen("tcp", *addr)
@@ -94,6 +101,7 @@ func main() {
 	go func() {
 		<-ctx.Done()
 		stop() // restore default handling: a second signal kills the process
+		h.BeginShutdown()
 		log.Info("shutting down; interrupt again to stop at once")
 		close(signalled)
 	}()
