@@ -198,7 +198,8 @@ func (r *crRequest) markDeleting(ctx context.Context, key string, o storage.Obje
 		return r.storedResult(data, o.Revision)
 	}
 	rev, err := r.s.cfg.Storage.Update(ctx, key, data, o.Revision)
-	if errors.Is(err, storage.ErrConflict) {
+	if errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrNotFound) {
+		// Gone since the read: the retry's read answers 404.
 		return nil, errRetry
 	}
 	if err != nil {
@@ -239,12 +240,31 @@ func (r *crdRequest) delete() (reply, error) {
 	}
 	r.s.mu.Lock()
 	defer r.s.mu.Unlock()
+	for {
+		out, err := r.markCRDDeleting(ctx, opts)
+		if isLostRace(err) {
+			// Another replica wrote the CRD since the read: start again from a fresh one.
+			continue
+		}
+		if err != nil {
+			return reply{}, err
+		}
+		if len(opts.DryRun) == 0 {
+			r.s.runControllers(ctx)
+		}
+		return reply{code: http.StatusOK, obj: out}, nil
+	}
+}
+
+// markCRDDeleting is one attempt of a CRD's delete: the CRD registry's marking of the CRD as being deleted (its
+// finalizer then deletes the objects and the CRD).
+func (r *crdRequest) markCRDDeleting(ctx context.Context, opts *metav1.DeleteOptions) (*apiextensionsv1.CustomResourceDefinition, error) {
 	live, err := r.s.readCRD(ctx, r.info.Name)
 	if err != nil {
-		return reply{}, err
+		return nil, err
 	}
 	if p := opts.Preconditions; p != nil && p.UID != nil && *p.UID != live.UID {
-		return reply{}, apierrors.NewConflict(crdGR, live.Name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, live.UID))
+		return nil, apierrors.NewConflict(crdGR, live.Name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, live.UID))
 	}
 	next := live.DeepCopy()
 	if !crds.PrepareForDelete(next, metav1.NewTime(r.s.now())) {
@@ -253,14 +273,9 @@ func (r *crdRequest) delete() (reply, error) {
 		next.Finalizers = gcFinalizers(next.Finalizers, opts)
 	}
 	if len(opts.DryRun) > 0 {
-		return reply{code: http.StatusOK, obj: next}, nil
+		return next, nil
 	}
-	out, err := r.s.writeCRD(ctx, next, live)
-	if err != nil {
-		return reply{}, err
-	}
-	r.s.runControllers(ctx)
-	return reply{code: http.StatusOK, obj: out}, nil
+	return r.s.writeCRD(ctx, next, live)
 }
 
 // deleteCollection is the generic registry's DeleteCollection, which for CRDs does not go through the CRD
@@ -285,7 +300,15 @@ func (r *crdRequest) deleteCollection() (reply, error) {
 	}
 	dryRun := len(opts.DryRun) > 0
 	for _, o := range page.items {
-		if err := r.s.deleteCRDGeneric(ctx, o.(*apiextensionsv1.CustomResourceDefinition), opts, dryRun); err != nil && !apierrors.IsNotFound(err) {
+		crd := o.(*apiextensionsv1.CustomResourceDefinition)
+		err := r.s.deleteCRDGeneric(ctx, crd, opts, dryRun)
+		// A CRD another replica wrote since the list is deleted from a fresh read, as the store's Delete reads it.
+		for isLostRace(err) {
+			if crd, err = r.s.readCRD(ctx, crd.Name); err == nil {
+				err = r.s.deleteCRDGeneric(ctx, crd, opts, dryRun)
+			}
+		}
+		if err != nil && !apierrors.IsNotFound(err) {
 			return reply{}, err
 		}
 	}
@@ -311,6 +334,9 @@ func (s *Server) deleteCRDGeneric(ctx context.Context, crd *apiextensionsv1.Cust
 		if _, err := s.cfg.Storage.Delete(ctx, crdKey(crd.Name), rev); err != nil {
 			if errors.Is(err, storage.ErrNotFound) {
 				return apierrors.NewNotFound(crdGR, crd.Name)
+			}
+			if errors.Is(err, storage.ErrConflict) {
+				return errLostRace(crdGR, crd.Name)
 			}
 			return storageUnavailable(err)
 		}

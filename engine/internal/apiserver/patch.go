@@ -159,19 +159,19 @@ func (r *crRequest) patch(strategy updateStrategy, fm *managedfields.FieldManage
 	if err != nil {
 		return reply{}, err
 	}
-	mutate := func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	// The patch is applied inside the update, to the object each attempt reads; server-side apply creates a
+	// missing object, as the PATCH handler's forceAllowCreate lets it.
+	out, created, err := r.guaranteedUpdate(ctx, strategy, p.dryRun(), p.pt == types.ApplyYAMLPatchType, func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 		return r.patched(ctx, live, p, fm)
-	}
-	if p.pt == types.ApplyYAMLPatchType {
-		if _, err := r.getObject(ctx, r.info.Namespace, r.info.Name); apierrors.IsNotFound(err) {
-			return r.applyCreate(ctx, mutate, p.dryRun())
-		}
-	}
-	out, _, err := r.guaranteedUpdate(ctx, strategy, p.dryRun(), mutate)
+	})
 	if err != nil {
 		return reply{}, err
 	}
-	return reply{code: http.StatusOK, obj: out}, nil
+	code := http.StatusOK
+	if created {
+		code = http.StatusCreated
+	}
+	return reply{code: code, obj: out}, nil
 }
 
 // patched is the object live becomes under the request's patch, checked against the URL.
@@ -194,25 +194,6 @@ func (r *crRequest) patched(ctx context.Context, live *unstructured.Unstructured
 		return nil, err
 	}
 	return out, nil
-}
-
-// applyCreate is server-side apply of a missing object, which creates it (not while the CRD is being deleted).
-func (r *crRequest) applyCreate(ctx context.Context, mutate func(live *unstructured.Unstructured) (*unstructured.Unstructured, error), dryRun bool) (reply, error) {
-	if r.terminating {
-		return reply{}, errTerminatingCreate(r.gr(), r.info.Name)
-	}
-	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(r.vi.kind)
-	obj, err := mutate(live)
-	if err != nil {
-		return reply{}, err
-	}
-	rest.WipeObjectMetaSystemFields(obj)
-	out, err := r.store(ctxWithNamespace(ctx, r.info.Namespace), obj, dryRun)
-	if err != nil {
-		return reply{}, err
-	}
-	return reply{code: http.StatusCreated, obj: out}, nil
 }
 
 // jsonPatch applies a JSON or merge patch to the live object's JSON in the request version and decodes the
@@ -340,12 +321,26 @@ func (r *crdRequest) apply(ctx context.Context, body []byte, opts *metav1.PatchO
 	applyTo := func(live *apiextensionsv1.CustomResourceDefinition) (*apiextensionsv1.CustomResourceDefinition, error) {
 		return r.warn(crds.Apply(fm, live, body, opts.FieldManager, force, opts.FieldValidation))
 	}
-	if _, err := r.s.readCRD(ctx, r.info.Name); apierrors.IsNotFound(err) && !status {
-		return r.applyCreate(ctx, applyTo, dryRun)
-	}
-	out, err := r.updateWith(ctx, status, dryRun, "", applyTo)
-	if err != nil {
-		return reply{}, err
+	var out *apiextensionsv1.CustomResourceDefinition
+	for {
+		// Another replica may create or delete the CRD between the read and the write: a create that finds the
+		// name taken, or an update that finds the CRD gone, starts again, as the registry's Update does.
+		if _, err := r.s.readCRD(ctx, r.info.Name); apierrors.IsNotFound(err) && !status {
+			res, err := r.applyCreate(ctx, applyTo, dryRun)
+			if apierrors.IsAlreadyExists(err) {
+				continue
+			}
+			return res, err
+		}
+		var err error
+		out, err = r.updateWith(ctx, status, dryRun, "", applyTo)
+		if apierrors.IsNotFound(err) && !status {
+			continue
+		}
+		if err != nil {
+			return reply{}, err
+		}
+		break
 	}
 	if !dryRun {
 		r.s.runControllers(ctx)

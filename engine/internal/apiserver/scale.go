@@ -132,7 +132,7 @@ func (r *crRequest) updateScale() (reply, error) {
 	gv := r.vi.kind.GroupVersion()
 	mappings := r.ci.replicasPaths
 
-	out, _, err := r.guaranteedUpdate(ctx, r.vi.strategy, sw.dryRun, func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	out, _, err := r.guaranteedUpdate(ctx, r.vi.strategy, sw.dryRun, false, func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 		handler := managedfields.NewScaleHandler(live.GetManagedFields(), gv, mappings)
 		oldScale, found, err := r.scaleOf(live)
 		if err != nil {

@@ -10,8 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -45,8 +47,27 @@ type Server struct {
 	decoded sync.Map // CRD name -> *CustomResourceDefinition as last decoded, see getCRDShared
 }
 
+// jsonPatchMaxCopyBytes is kube-apiserver's cap on what the copy operations of one JSON patch may add (its
+// JSONPatchMaxCopyBytes, 3 MiB): without it a short patch of repeated copies doubles an object per operation.
+const jsonPatchMaxCopyBytes = 3 << 20
+
+// limitJSONPatchCopies sets json-patch's process-wide copy limit as upstream's server config does: lowered to
+// jsonPatchMaxCopyBytes, never raised above a smaller limit someone else set.
+func limitJSONPatchCopies() {
+	for {
+		existing := atomic.LoadInt64(&jsonpatch.AccumulatedCopySizeLimit)
+		if existing > 0 && existing < jsonPatchMaxCopyBytes {
+			return
+		}
+		if atomic.CompareAndSwapInt64(&jsonpatch.AccumulatedCopySizeLimit, existing, jsonPatchMaxCopyBytes) {
+			return
+		}
+	}
+}
+
 // New returns a Server.
 func New(cfg Config) (*Server, error) {
+	limitJSONPatchCopies()
 	return &Server{
 		cfg: cfg,
 		reqInfo: &request.RequestInfoFactory{

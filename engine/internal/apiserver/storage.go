@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	apistorage "k8s.io/apiserver/pkg/storage"
 
 	"crdplay/engine/storage"
@@ -27,6 +28,23 @@ const crdPrefix = keyPrefix + "/apiextensions.k8s.io/customresourcedefinitions/"
 func crdKey(name string) string { return crdPrefix + name }
 
 const optimisticLockErrorMsg = "the object has been modified; please apply your changes to the latest version and try again"
+
+// lostRace is the 409 of a write whose expected revision is no longer stored: another write came first. The
+// registry's GuaranteedUpdate retries it from a fresh read; only where nothing retries does a client see it.
+type lostRace struct{ *apierrors.StatusError }
+
+func (e lostRace) Unwrap() error { return e.StatusError }
+
+// errLostRace is the lostRace of the object name of gr.
+func errLostRace(gr schema.GroupResource, name string) error {
+	return lostRace{apierrors.NewConflict(gr, name, fmt.Errorf(optimisticLockErrorMsg))}
+}
+
+// isLostRace reports whether err is a write that lost a race, to be tried again from a fresh read.
+func isLostRace(err error) bool {
+	var lr lostRace
+	return errors.As(err, &lr)
+}
 
 // storageUnavailable is the API error for a storage failure: 503 when the store cannot be reached, 500 otherwise.
 func storageUnavailable(err error) error {
@@ -184,7 +202,8 @@ func (s *Server) listCRDs(ctx context.Context) ([]*apiextensionsv1.CustomResourc
 	return out, res.Revision, nil
 }
 
-// writeCRD stores crd over live with optimistic concurrency.
+// writeCRD stores crd over live with optimistic concurrency; a write that finds the revision moved or the CRD
+// gone lost a race (errLostRace).
 func (s *Server) writeCRD(ctx context.Context, crd, live *apiextensionsv1.CustomResourceDefinition) (*apiextensionsv1.CustomResourceDefinition, error) {
 	data, err := encodeCRD(crd)
 	if err != nil {
@@ -199,10 +218,8 @@ func (s *Server) writeCRD(ctx context.Context, crd, live *apiextensionsv1.Custom
 	rev, err := s.cfg.Storage.Update(ctx, crdKey(crd.Name), data, liveRev)
 	if err != nil {
 		switch {
-		case errors.Is(err, storage.ErrConflict):
-			return nil, apierrors.NewConflict(crdGR, crd.Name, fmt.Errorf(optimisticLockErrorMsg))
-		case errors.Is(err, storage.ErrNotFound):
-			return nil, apierrors.NewNotFound(crdGR, crd.Name)
+		case errors.Is(err, storage.ErrConflict), errors.Is(err, storage.ErrNotFound):
+			return nil, errLostRace(crdGR, crd.Name)
 		}
 		return nil, storageUnavailable(err)
 	}
@@ -214,6 +231,9 @@ func (s *Server) writeOrDeleteCRD(ctx context.Context, crd, live *apiextensionsv
 	if crd.DeletionTimestamp != nil && len(crd.Finalizers) == 0 {
 		rev, _ := strconv.ParseInt(live.ResourceVersion, 10, 64)
 		if _, err := s.cfg.Storage.Delete(ctx, crdKey(crd.Name), rev); err != nil {
+			if errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrNotFound) {
+				return nil, errLostRace(crdGR, crd.Name)
+			}
 			return nil, storageUnavailable(err)
 		}
 		s.infos.Delete(crd.Name)

@@ -78,9 +78,9 @@ func (r *crRequest) update(strategy updateStrategy, fm *managedfields.FieldManag
 		return reply{}, err
 	}
 	manager := managerOrUserAgent(opts.FieldManager, r.req.UserAgent())
-	out, created, err := r.guaranteedUpdate(ctx, strategy, len(opts.DryRun) > 0, func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-		dedupOwnerReferences(ctx, obj)
-		return fm.UpdateNoErrors(live, obj, manager).(*unstructured.Unstructured), nil
+	dedupOwnerReferences(ctx, obj)
+	out, created, err := r.guaranteedUpdate(ctx, strategy, len(opts.DryRun) > 0, false, func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		return fm.UpdateNoErrors(live, obj.DeepCopy(), manager).(*unstructured.Unstructured), nil
 	})
 	if err != nil {
 		return reply{}, err
@@ -92,14 +92,36 @@ func (r *crRequest) update(strategy updateStrategy, fm *managedfields.FieldManag
 	return reply{code: code, obj: out}, nil
 }
 
-// guaranteedUpdate is the registry's Update: read the live object, let mutate produce the new one, check the
-// resourceVersion precondition, run the strategy, write with optimistic concurrency, and delete the object
-// when it is being deleted and has no finalizers left.
-func (r *crRequest) guaranteedUpdate(ctx context.Context, strategy updateStrategy, dryRun bool, mutate func(live *unstructured.Unstructured) (*unstructured.Unstructured, error)) (*unstructured.Unstructured, bool, error) {
+// guaranteedUpdate is the registry's Update over etcd3's GuaranteedUpdate: read the live object, let mutate
+// produce the new one, check the resourceVersion precondition, run the strategy, write with optimistic
+// concurrency, and delete the object when it is being deleted and has no finalizers left. A write that loses a
+// race with another (the stored revision moved, or the object went away) starts again from a fresh read, with
+// mutate run again on it: a patch is re-applied to the object another write left, while a PUT, whose body
+// carries the resourceVersion it read, then fails its precondition with a 409. With allowCreate (server-side
+// apply's forceAllowCreate) a missing object is created from what mutate makes of an empty one; created
+// reports that.
+func (r *crRequest) guaranteedUpdate(ctx context.Context, strategy updateStrategy, dryRun, allowCreate bool, mutate func(live *unstructured.Unstructured) (*unstructured.Unstructured, error)) (out *unstructured.Unstructured, created bool, err error) {
 	ctx = ctxWithNamespace(ctx, r.info.Namespace)
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, false, apierrors.NewTimeoutError(err.Error(), 0)
+		}
+		out, created, err = r.tryUpdate(ctx, strategy, dryRun, allowCreate, mutate)
+		if !isLostRace(err) {
+			return out, created, err
+		}
+	}
+}
+
+// tryUpdate is one attempt of guaranteedUpdate; a lost race comes back as an error isLostRace reports.
+func (r *crRequest) tryUpdate(ctx context.Context, strategy updateStrategy, dryRun, allowCreate bool, mutate func(live *unstructured.Unstructured) (*unstructured.Unstructured, error)) (*unstructured.Unstructured, bool, error) {
 	name := r.info.Name
 	key := r.key(r.info.Namespace, name)
 	o, existing, err := r.read(ctx, key, name)
+	if allowCreate && apierrors.IsNotFound(err) {
+		out, err := r.createOnUpdate(ctx, mutate, dryRun)
+		return out, err == nil, err
+	}
 	if err != nil {
 		return nil, false, err
 	}
@@ -127,8 +149,30 @@ func (r *crRequest) guaranteedUpdate(ctx context.Context, strategy updateStrateg
 	return out, false, err
 }
 
+// createOnUpdate is the create branch of the registry's Update, taken by server-side apply of a missing object
+// (not while the CRD is being deleted). A create that finds the name taken lost a race with another create: the
+// update starts again and finds the object.
+func (r *crRequest) createOnUpdate(ctx context.Context, mutate func(live *unstructured.Unstructured) (*unstructured.Unstructured, error), dryRun bool) (*unstructured.Unstructured, error) {
+	if r.terminating {
+		return nil, errTerminatingCreate(r.gr(), r.info.Name)
+	}
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(r.vi.kind)
+	obj, err := mutate(live)
+	if err != nil {
+		return nil, err
+	}
+	rest.WipeObjectMetaSystemFields(obj)
+	out, err := r.store(ctx, obj, dryRun)
+	if apierrors.IsAlreadyExists(err) {
+		return nil, errLostRace(r.gr(), r.info.Name)
+	}
+	return out, err
+}
+
 // writeUpdate stores the update data of the object o read at key (or deletes it), as etcd3's GuaranteedUpdate
-// does: a dry run and an update that changes nothing are not written, and answer what a read would.
+// does: a dry run and an update that changes nothing are not written, and answer what a read would. A write
+// that finds the revision moved or the object gone lost a race (errLostRace).
 func (r *crRequest) writeUpdate(ctx context.Context, key string, o storage.Object, data []byte, dryRun, deleteIt bool) (*unstructured.Unstructured, error) {
 	name := r.info.Name
 	switch {
@@ -136,8 +180,8 @@ func (r *crRequest) writeUpdate(ctx context.Context, key string, o storage.Objec
 		return r.storedResult(data, o.Revision)
 	case deleteIt:
 		if _, err := r.s.cfg.Storage.Delete(ctx, key, o.Revision); err != nil {
-			if errors.Is(err, storage.ErrConflict) {
-				return nil, apierrors.NewConflict(r.gr(), name, fmt.Errorf(optimisticLockErrorMsg))
+			if errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrNotFound) {
+				return nil, errLostRace(r.gr(), name)
 			}
 			return nil, storageUnavailable(err)
 		}
@@ -148,11 +192,8 @@ func (r *crRequest) writeUpdate(ctx context.Context, key string, o storage.Objec
 	}
 	rev, err := r.s.cfg.Storage.Update(ctx, key, data, o.Revision)
 	if err != nil {
-		if errors.Is(err, storage.ErrConflict) {
-			return nil, apierrors.NewConflict(r.gr(), name, fmt.Errorf(optimisticLockErrorMsg))
-		}
-		if errors.Is(err, storage.ErrNotFound) {
-			return nil, apierrors.NewNotFound(r.gr(), name)
+		if errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrNotFound) {
+			return nil, errLostRace(r.gr(), name)
 		}
 		return nil, storageUnavailable(err)
 	}
@@ -182,7 +223,7 @@ func (r *crdRequest) update() (reply, error) {
 	r.s.mu.Lock()
 	defer r.s.mu.Unlock()
 	out, err := r.updateWith(ctx, r.info.Subresource == "status", len(opts.DryRun) > 0, managerOrUserAgent(opts.FieldManager, r.req.UserAgent()), func(*apiextensionsv1.CustomResourceDefinition) (*apiextensionsv1.CustomResourceDefinition, error) {
-		return crd, nil
+		return crd.DeepCopy(), nil
 	})
 	if err != nil {
 		return reply{}, err
@@ -194,8 +235,22 @@ func (r *crdRequest) update() (reply, error) {
 }
 
 // updateWith is PUT (and the core of PATCH) for CRDs and their /status. The write is recorded in managedFields
-// as manager's update unless manager is empty: server-side apply records it itself.
+// as manager's update unless manager is empty: server-side apply records it itself. As guaranteedUpdate for
+// custom resources, a write that loses a race with another replica's starts again from a fresh read.
 func (r *crdRequest) updateWith(ctx context.Context, status bool, dryRun bool, manager string, mutate func(live *apiextensionsv1.CustomResourceDefinition) (*apiextensionsv1.CustomResourceDefinition, error)) (*apiextensionsv1.CustomResourceDefinition, error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, apierrors.NewTimeoutError(err.Error(), 0)
+		}
+		out, err := r.tryUpdate(ctx, status, dryRun, manager, mutate)
+		if !isLostRace(err) {
+			return out, err
+		}
+	}
+}
+
+// tryUpdate is one attempt of updateWith.
+func (r *crdRequest) tryUpdate(ctx context.Context, status bool, dryRun bool, manager string, mutate func(live *apiextensionsv1.CustomResourceDefinition) (*apiextensionsv1.CustomResourceDefinition, error)) (*apiextensionsv1.CustomResourceDefinition, error) {
 	live, err := r.s.readCRD(ctx, r.info.Name)
 	if err != nil {
 		return nil, err
