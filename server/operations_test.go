@@ -110,8 +110,12 @@ func TestHealthEtcd(t *testing.T) {
 	needSockets(t)
 	addr := closedPort(t)
 	var logBuf syncBuffer
+	log, err := server.NewLogger(&logBuf, server.LogFormatText)
+	if err != nil {
+		t.Fatal(err)
+	}
 	h, err := server.NewHandler(server.Options{Storage: server.StorageEtcd, Etcd: server.EtcdOptions{Endpoints: []string{"http://" + addr}},
-		Log: slog.New(slog.NewTextHandler(&logBuf, nil))})
+		Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,6 +139,13 @@ func TestHealthEtcd(t *testing.T) {
 	}
 	if !strings.Contains(logBuf.String(), "readyz check failed") {
 		t.Errorf("the failure is not logged:\n%s", logBuf.String())
+	}
+	// The request's failure is logged with what its answer leaves out, under the request's audit ID.
+	if code, _, body := get(t, srv.URL+crdsPath, "Audit-ID", "etcd-failure"); code != 503 {
+		t.Errorf("GET without etcd: %d %s", code, body)
+	}
+	if !regexp.MustCompile(`msg="etcd request failed" op=list key=/registry/\S+ endpoints=http://` + regexp.QuoteMeta(addr) + ` .*auditID=etcd-failure`).MatchString(logBuf.String()) {
+		t.Errorf("the etcd failure is not logged with its endpoint, key and audit ID:\n%s", logBuf.String())
 	}
 
 	_, stop, err := etcdstore.StartEmbeddedOn(t.TempDir(), addr)

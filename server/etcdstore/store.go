@@ -488,7 +488,7 @@ func (s *Store) fail(ctx context.Context, op, key string, err error) error {
 		return fmt.Errorf("%s %s: %w", op, key, storage.ErrFutureRevision)
 	}
 	if s.log != nil {
-		s.log.Warn("etcd request failed", "op", op, "key", key, "endpoints", s.where, "err", err)
+		s.log.WarnContext(ctx, "etcd request failed", "op", op, "key", key, "endpoints", s.where, "err", err)
 	}
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
