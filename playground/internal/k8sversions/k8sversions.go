@@ -94,6 +94,9 @@ type Report struct {
 // report: the engine's answer says what is wrong with them.
 func Analyze(crd *apiextensionsv1.CustomResourceDefinition, costs []celcost.Version) Report {
 	rep := Report{Minor: Oldest, Reasons: []Reason{}, Rules: []Rule{}}
+	if crd == nil {
+		return rep
+	}
 	for i := range crd.Spec.Versions {
 		v := &crd.Spec.Versions[i]
 		vPath := field.NewPath("spec").Child("versions").Index(i)
@@ -169,6 +172,9 @@ func analyzeRules(internal *apiextensions.JSONSchemaProps, skip int, rules []cel
 	for k := range rules {
 		cr := &rules[k]
 		out[k] = Rule{Field: cr.Field}
+		if len(cr.Segs) < skip {
+			continue
+		}
 		n, j, err := nodes.find(cr.Segs[skip:])
 		if err != nil {
 			continue

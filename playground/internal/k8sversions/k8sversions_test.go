@@ -198,3 +198,48 @@ func TestAnalyze(t *testing.T) {
 		})
 	}
 }
+
+// TestAnalyzeBadInput: a CRD the engine refuses for other reasons still gets a report, never a panic.
+func TestAnalyzeBadInput(t *testing.T) {
+	tests := []struct {
+		name  string
+		crd   func(t *testing.T) *apiextensionsv1.CustomResourceDefinition
+		minor int
+	}{
+		{name: "nil", crd: func(*testing.T) *apiextensionsv1.CustomResourceDefinition { return nil }, minor: Oldest},
+		{name: "no versions", crd: func(*testing.T) *apiextensionsv1.CustomResourceDefinition {
+			return &apiextensionsv1.CustomResourceDefinition{}
+		}, minor: Oldest},
+		{name: "no schema", crd: func(t *testing.T) *apiextensionsv1.CustomResourceDefinition {
+			c := testCRD(t, "", nil)
+			c.Spec.Versions[0].Schema = nil
+			return c
+		}, minor: Oldest},
+		// Not structural (a property without a type): celcost skips the version, the engine says why.
+		{name: "not structural", crd: func(t *testing.T) *apiextensionsv1.CustomResourceDefinition {
+			c := testCRD(t, `{"rule": "semver(self.s).major() > 0"}`, nil)
+			p := c.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
+			p.Properties["bad"] = apiextensionsv1.JSONSchemaProps{}
+			c.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"] = p
+			return c
+		}, minor: Oldest},
+		{name: "empty rule", crd: func(t *testing.T) *apiextensionsv1.CustomResourceDefinition {
+			return testCRD(t, `{"rule": ""}`, nil)
+		}, minor: Oldest},
+		{name: "syntax error", crd: func(t *testing.T) *apiextensionsv1.CustomResourceDefinition {
+			return testCRD(t, `{"rule": "self.i >"}`, nil)
+		}, minor: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			crd := tt.crd(t)
+			var costs []celcost.Version
+			if crd != nil {
+				costs = celcost.Report(crd)
+			}
+			if rep := Analyze(crd, costs); rep.Minor != tt.minor {
+				t.Errorf("Minor = %d, want %d; reasons %+v", rep.Minor, tt.minor, rep.Reasons)
+			}
+		})
+	}
+}
