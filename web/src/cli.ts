@@ -1,6 +1,8 @@
 // The command line: kubectl's verbs through the engine's kubectl emulation (crdplay.kubectl, when the engine
-// build has it), and raw API requests ("GET /apis", "POST /path @objects") through crdplay.request. It works
-// on the store the last evaluation left, so "get" shows what the editors created.
+// build has it), and raw API requests ("GET /apis", "POST /path @objects") through crdplay.request. Both use
+// the bridge's store, not the evaluator's (each evaluation has a session engine of its own): so that the
+// command line sees the editors' world, it applies the editors' CRDs and objects there with kubectl apply when
+// it is opened, and again before a command once the editors changed ("load" does it at any time).
 import type { CrdplayKubectlResult, CrdplayRequest, CrdplayResponse } from '../static/crdplay.d.ts';
 import { h, prettyJSON, type Exchange } from './panes';
 
@@ -15,16 +17,16 @@ export interface CLIHost {
   ready: Promise<unknown>;
 }
 
-const HELP = `Commands run against the API of window.crdplay.request (its own store: apply the editors' texts first,
-e.g. POST /apis/apiextensions.k8s.io/v1/customresourcedefinitions @crd):
-  kubectl get crontabs -o yaml       kubectl's verbs (apply -f crd.yaml|objects.yaml, get, describe,
-  kubectl explain crontab.spec       scale, patch, delete, explain, api-resources), when the engine has them
-  GET /apis/stable.example.com/v1    a raw request; the answer is printed as the API sent it
-  POST /apis/... @objects            a raw request with an editor's text as body (@crd, @objects, @old)
-  clear                              clear this pane`;
+const HELP = `kubectl get crontabs -o yaml  kubectl: get, describe, apply, patch,
+kubectl explain crontab.spec  scale, delete, wait, explain, api-resources
+GET /apis/stable.example.com  a raw request, answered as the API sent it
+POST /apis/... @objects       a body from an editor (@crd @objects @old)
+load                          apply the editors' CRDs and objects again
+clear | help                  clear this pane | show this`;
 
 export function mountCLI(pane: HTMLElement, host: CLIHost): { run(line: string): Promise<string> } {
-  const out = h('pre', { class: 'cli-out', id: 'cli-out', 'aria-live': 'polite' }, HELP + '\n');
+  const out = h('pre', { class: 'cli-out', id: 'cli-out', 'aria-live': 'polite' },
+    (host.kubectl ? "The editors' CRDs and objects are applied here when this pane opens.\n" : '') + HELP + '\n');
   const input = h('input', { id: 'cli-input', class: 'cli-input', spellcheck: 'false', autocomplete: 'off', 'aria-label': 'command', placeholder: 'kubectl get crontabs   |   GET /apis' }) as HTMLInputElement;
   const form = h('form', { class: 'cli-form' }, h('span', { class: 'prompt' }, '$'), input);
   pane.replaceChildren(out, form);
@@ -36,6 +38,37 @@ export function mountCLI(pane: HTMLElement, host: CLIHost): { run(line: string):
     out.scrollTop = out.scrollHeight;
   };
 
+  // What was last applied (the editors' texts), and the queue that keeps loads and commands in order.
+  let loaded: string | null = null;
+  let typed = false;
+  let queue: Promise<unknown> = Promise.resolve();
+  const serial = <T>(f: () => Promise<T>): Promise<T> => {
+    const p = queue.then(f, f);
+    queue = p.catch(() => {});
+    return p;
+  };
+
+  /** Applies the editors' texts when they differ from the last applied (or always, with force). */
+  async function sync(force: boolean): Promise<string> {
+    if (!host.kubectl) return 'load needs kubectl, which this engine build does not have';
+    await host.ready;
+    const files = host.files();
+    const key = `${files['crd.yaml']}\0${files['objects.yaml']}`;
+    if (!force && key === loaded) return '';
+    const first = loaded === null;
+    loaded = key;
+    const text = await loadEditors(host, files);
+    if (first && !typed) {
+      // Nothing was typed yet: the pane starts with what it holds, then the help.
+      out.replaceChildren();
+      print(text);
+      print(HELP);
+    } else {
+      print(text);
+    }
+    return text;
+  }
+
   async function run(line: string): Promise<string> {
     line = line.trim();
     if (!line) return '';
@@ -43,17 +76,33 @@ export function mountCLI(pane: HTMLElement, host: CLIHost): { run(line: string):
       out.replaceChildren();
       return '';
     }
-    print(`$ ${line}`);
-    let text: string;
-    try {
-      await host.ready;
-      text = await execute(line, host);
-    } catch (e: any) {
-      text = `error: ${e?.error ?? e?.message ?? String(e)}`;
-    }
-    print(text);
-    return text;
+    return serial(async () => {
+      let text: string;
+      try {
+        await host.ready;
+        if (line === 'load') {
+          typed = true;
+          print(`$ ${line}`);
+          return await sync(true);
+        }
+        await sync(false);
+        typed = true;
+        print(`$ ${line}`);
+        text = await execute(line, host);
+      } catch (e: any) {
+        text = `error: ${e?.error ?? e?.message ?? String(e)}`;
+      }
+      print(text);
+      return text;
+    });
   }
+
+  // The pane is shown by the page's tabs (its hidden attribute): that is when the editors' world is loaded.
+  const whenShown = () => {
+    if (!pane.hidden && host.kubectl) void serial(() => sync(false)).catch((e) => print(`error: ${e?.error ?? e?.message ?? String(e)}`));
+  };
+  new MutationObserver(whenShown).observe(pane, { attributes: true, attributeFilter: ['hidden'] });
+  whenShown();
 
   form.addEventListener('submit', (e) => {
     e.preventDefault();
@@ -70,6 +119,40 @@ export function mountCLI(pane: HTMLElement, host: CLIHost): { run(line: string):
     e.preventDefault();
   });
   return { run };
+}
+
+/**
+ * Applies the editors' CRDs (then waits until they are Established, as a script would) and objects through the
+ * command line's kubectl, and says in one line what it applied; what kubectl refused follows that line.
+ */
+async function loadEditors(host: CLIHost, files: Record<string, string>): Promise<string> {
+  const kubectl = host.kubectl!;
+  const problems: string[] = [];
+  const apply = async (file: string): Promise<number> => {
+    if (!hasDocuments(files[file] ?? '')) return 0;
+    // Warn, as the page's evaluations send them (kubectl's default, Strict, would refuse what the page showed
+    // created with a warning).
+    const res = await kubectl(`kubectl apply --validate=warn -f ${file}`, files);
+    if (res.requests?.length) host.logged(res.requests);
+    const lines = res.output.split('\n');
+    problems.push(...lines.filter((l) => /^(error|Error from server|Warning)\b/.test(l)).map((l) => `${file}: ${l}`));
+    return lines.filter((l) => /^\S+ (created|configured|unchanged)( \(server dry run\))?$/.test(l)).length;
+  };
+  const crds = await apply('crd.yaml');
+  if (crds) {
+    const res = await kubectl('kubectl wait --for=condition=Established -f crd.yaml --timeout=10s', files);
+    if (res.requests?.length) host.logged(res.requests);
+    if (res.exitCode) problems.push(...res.output.split('\n').filter((l) => l.trim()).map((l) => `crd.yaml: ${l}`));
+  }
+  const objects = await apply('objects.yaml');
+  const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+  return `applied ${plural(crds, 'CRD', 'CRDs')} and ${plural(objects, 'object', 'objects')} from the editors` +
+    problems.map((p) => `\n  ${p}`).join('');
+}
+
+/** Whether a YAML text has anything but comments and document markers (kubectl refuses to apply nothing). */
+function hasDocuments(text: string): boolean {
+  return text.split('\n').some((l) => l.trim() && !l.trimStart().startsWith('#') && !/^(---|\.\.\.)\s*$/.test(l));
 }
 
 /** Splits a command line into words, with single and double quotes. */

@@ -6,7 +6,8 @@ import { install } from '../static/client.js';
 import type { CrdplayClient, CrdplayDiagnostic, CrdplayEvaluateResult, CrdplayMode } from '../static/crdplay.d.ts';
 import { createEditors, editorOf, type EditorId, type Editors } from './editors';
 import { evaluate, type Session } from './evaluate';
-import { decode, encode, LinkError, type State } from './permalink';
+import { decode, droppedNotice, encode, LinkError, openShort, shortID, type State } from './permalink';
+import { share as shareLink } from './share';
 import { documents, toValue } from './yaml';
 import { kindSchemas, type KindSchema } from './schema';
 import { openAPIKinds } from './openapi';
@@ -184,10 +185,13 @@ setMode(params.get('mode') ?? 'create');
 // 4. The permalink, if any, replaces the default example.
 async function restore(): Promise<void> {
   const frag = location.hash.slice(1);
-  if (!frag) return;
+  const short = shortID(new URL(location.href));
+  if (!frag && !short) return;
   try {
-    const s = await decode(frag);
+    const s = short ? await openShort(short) : await decode(frag);
     apply(s);
+    const dropped = droppedNotice(s);
+    if (dropped) notice(dropped, 'info');
   } catch (e) {
     notice(e instanceof LinkError ? e.message : `This link could not be opened: ${String(e)}`, 'error');
   }
@@ -224,17 +228,15 @@ async function permalink(): Promise<string> {
   return url.href;
 }
 async function share(): Promise<void> {
-  try {
-    const url = await permalink();
-    try {
-      await navigator.clipboard.writeText(url);
-      notice(`Link copied (${url.length} characters).`, 'info', url);
-    } catch {
-      notice('Your browser did not let the page copy; the link is in the address bar and here:', 'info', url);
-    }
-  } catch (e) {
-    notice(e instanceof LinkError ? e.message : String(e), 'error');
-  }
+  const home = new URL(assets.home || './', location.href);
+  home.search = '';
+  await shareLink({
+    state, home, notice: $('notice')!,
+    shared: (frag) => {
+      lastShared = frag;
+      history.replaceState(null, '', `${location.pathname}${location.search}#${frag}`);
+    },
+  });
 }
 $('share')?.addEventListener('click', () => void share());
 addEventListener('keydown', (e) => {
