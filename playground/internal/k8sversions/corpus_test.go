@@ -50,6 +50,9 @@ func TestCorpus(t *testing.T) {
 			}
 			for _, r := range rep.Rules {
 				t.Logf("  1.%d  %s  %q", r.Minor, r.Field, rules[r.Field])
+				for _, c := range r.Costs {
+					t.Logf("        cost in 1.%d: %d", c.Minor, c.Cost)
+				}
 				if r.Minor < Oldest || r.Minor > Newest() {
 					t.Errorf("rule %s: Minor = %d", r.Field, r.Minor)
 				}
