@@ -55,6 +55,12 @@ function message(text: string, prefix = '', cls = 'error'): Node[] {
   ].filter((n): n is HTMLElement => !!n);
 }
 
+/** A Warning header of an answer; a link to its place when the engine placed it at a field. */
+function warning(w: string, res: CrdplayEvaluateResult, source: CrdplaySource, document: number, item = 0): HTMLElement {
+  const d = res.diagnostics.find((x) => x.type === 'Warning' && x.message === w && x.source === source && x.document === document && (x.item ?? 0) === item);
+  return h('p', { class: 'warning' }, 'Warning: ', d?.field ? gotoLink(d.source, d, w) : w);
+}
+
 /** Finds the diagnostic the engine placed for a cause's field, for a link to it. */
 type Placer = (field: string) => CrdplayDiagnostic | undefined;
 
@@ -82,7 +88,7 @@ export function renderResult(pane: HTMLElement, res: CrdplayEvaluateResult): voi
     } else {
       sec.append(statusBlock(c.error, placer(res, 'crds', c.document)));
     }
-    for (const w of c.warnings ?? []) sec.append(h('p', { class: 'warning' }, `Warning: ${w}`));
+    for (const w of c.warnings ?? []) sec.append(warning(w, res, 'crds', c.document));
     out.push(sec);
   }
   for (const o of res.objects) out.push(objectResult(o, res));
@@ -135,7 +141,7 @@ function objectResult(o: CrdplayObjectResult, res: CrdplayEvaluateResult): HTMLE
   const ok = o.status > 0 && o.status < 300;
   const sec = h('section', { class: `object-result ${ok ? 'accepted' : 'rejected'}`, 'data-doc': String(o.document), 'data-item': String(o.item ?? 0) });
   sec.append(h('h3', {}, statusBadge(o.status), ` ${objectTitle(o)}: `, steps(o, res) || 'not sent'));
-  for (const w of o.warnings ?? []) sec.append(h('p', { class: 'warning' }, `Warning: ${w}`));
+  for (const w of o.warnings ?? []) sec.append(warning(w, res, o.source, o.document, o.item ?? 0));
   if (o.status === 0) {
     // Never sent (a YAML error, no kind, a kind no CRD serves): say why, where, instead of an empty answer.
     const errs = res.diagnostics.filter((d) => d.source === o.source && d.document === o.document && (d.item ?? 0) === (o.item ?? 0) && d.severity === 'error');

@@ -175,3 +175,17 @@ test('the Explain pane picks the version it explains', async () => {
   await page.waitForFunction((k) => Number(document.body.dataset.runs ?? 0) > k, n);
   assert.equal(await page.locator('#pane-explain select.explain-version').inputValue(), other.value);
 });
+
+test('a warning of the Result pane that names a field shows its place', async () => {
+  const n = await runs();
+  await page.selectOption('#examples', 'default');
+  await evaluated(n);
+  await page.evaluate(() => window.crdplayPlayground.idle);
+  await page.click('#tab-result');
+  const d = await page.evaluate(() => window.crdplayPlayground.evaluation.diagnostics.find((x) => x.type === 'Warning' && x.field === 'spec.unknownField'));
+  assert.ok(d);
+  await page.locator('#pane-result p.warning a.goto', { hasText: 'unknown field "spec.unknownField"' }).click();
+  const sel = await selection('objects');
+  assert.deepEqual([sel.line, sel.column, sel.focused], [d.line, d.column, true]);
+  assert.match(sel.text, /^unknownField/);
+});
