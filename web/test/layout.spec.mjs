@@ -230,6 +230,8 @@ test('the example menu is filled before the engine is ready; the progress counts
     await page.waitForFunction(() => document.querySelectorAll('#examples option').length > 40, null, { timeout: 30_000 })
       .catch(async (e) => { throw new Error(`the menu has ${await page.locator('#examples option').count()} options while the engine loads: ${e.message}`); });
     assert.equal(await page.getAttribute('#status', 'data-state'), 'loading');
+    // Every progress event of the download, not only the last (boot.ts made the client before any came).
+    await page.evaluate(() => window.crdplay.addEventListener('progress', (e) => (window.progressSeen ??= []).push(e.detail)));
     release();
     await page.waitForSelector('#status[data-state=ready]', { timeout: 90_000 });
     // The brotli file's length, as the server sends it, against the wasm's own.
@@ -249,6 +251,12 @@ test('the example menu is filled before the engine is ready; the progress counts
     }));
     assert.equal(shown.text, `${mb(wire.encoded)} of ${mb(wire.encoded)}`);
     assert.deepEqual([shown.value, shown.max], [wire.encoded, wire.encoded]);
+    const seen = await page.evaluate(() => window.progressSeen);
+    assert.ok(seen.length >= 2, JSON.stringify(seen));
+    seen.forEach((p, i) => {
+      assert.equal(p.total, wire.encoded, `event ${i}: ${JSON.stringify(p)}`);
+      assert.ok(p.loaded <= p.total && (i === 0 || p.loaded >= seen[i - 1].loaded), `event ${i}: ${JSON.stringify(seen)}`);
+    });
   } finally {
     release();
     await page.close();
