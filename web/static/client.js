@@ -19,8 +19,8 @@
 /** @typedef {import('./crdplay.d.ts').CrdplayClient} CrdplayClientAPI */
 
 /**
- * The engine in a worker. Events: 'progress' ({loaded, total} in detail), 'ready' (CrdplayReady), 'failed'
- * ({error}), 'exit' ({code}).
+ * The engine in a worker. Events: 'progress' ({loaded, total} in detail: the wasm's bytes on the wire, see
+ * countProgress in worker.js), 'ready' (CrdplayReady), 'failed' ({error}), 'exit' ({code}).
  */
 export class CrdplayClient extends EventTarget {
   /** @type {Worker} */
