@@ -119,7 +119,14 @@ func (m *metrics) labels(r *http.Request) requestLabels {
 		l.scope = "cluster"
 	}
 	if strings.Contains(r.URL.RawQuery, "dryRun") {
-		l.dryRun = strings.Join(sets.NewString(r.URL.Query()["dryRun"]...).List(), ",")
+		// As upstream: the sorted distinct values when valid (only "All" is), "invalid" otherwise, so that
+		// clients cannot grow the label's values.
+		values := sets.NewString(r.URL.Query()["dryRun"]...)
+		if values.Len() > 0 && !values.Equal(sets.NewString("All")) {
+			l.dryRun = "invalid"
+		} else {
+			l.dryRun = strings.Join(values.List(), ",")
+		}
 	}
 	return l
 }

@@ -172,6 +172,8 @@ func TestMetrics(t *testing.T) {
 	waitFor(t, url+widgetsPath, 200)
 	mustDo(t, "POST", url+widgetsPath, widget("w1"), 201)
 	mustDo(t, "GET", url+widgetsPath+"/w1", "", 200)
+	mustDo(t, "POST", url+widgetsPath+"?dryRun=All", widget("w2"), 201)
+	do(t, "POST", url+widgetsPath+"?dryRun=chosen-by-client", widget("w3"))
 	mustDo(t, "GET", url+widgetsPath+"/nope", "", 404)
 	mustDo(t, "GET", url+"/apis/no.such.group/v1/things", "", 404)
 	get(t, url+"/readyz")
@@ -188,6 +190,8 @@ func TestMetrics(t *testing.T) {
 		`apiserver_request_total{code="201",component="apiserver",dry_run="",group="example.com",resource="widgets",scope="resource",subresource="",verb="CREATE",version="v1"} 1`,
 		`apiserver_request_total{code="200",component="apiserver",dry_run="",group="example.com",resource="widgets",scope="resource",subresource="",verb="GET",version="v1"} 1`,
 		`apiserver_request_total{code="200",component="",dry_run="",group="",resource="",scope="",subresource="/readyz",verb="GET",version=""} 1`,
+		`apiserver_request_total{code="201",component="apiserver",dry_run="All",group="example.com",resource="widgets",scope="resource",subresource="",verb="CREATE",version="v1"} 1`,
+		`dry_run="invalid",group="example.com",resource="widgets",scope="resource",subresource="",verb="CREATE",version="v1"} 1`,
 		// Paths that do not exist are not counted by name.
 		`apiserver_request_total{code="404",component="apiserver",dry_run="",group="",resource="",scope="resource",subresource="",verb="GET",version=""} 1`,
 		`apiserver_request_total{code="404",component="apiserver",dry_run="",group="",resource="",scope="cluster",subresource="",verb="LIST",version=""} `,
@@ -200,7 +204,7 @@ func TestMetrics(t *testing.T) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
-	for _, unwanted := range []string{"no.such.group", `resource="things"`, "nope"} {
+	for _, unwanted := range []string{"no.such.group", `resource="things"`, "nope", "chosen-by-client"} {
 		if strings.Contains(body, unwanted) {
 			t.Errorf("/metrics names a path that does not exist: %s", unwanted)
 		}
