@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"crdplay/playground/internal/celcost"
+	"crdplay/playground/internal/yamlpos"
 )
 
 // realServers are the minors of testdata/versions recorded from a server of that version's own code
@@ -49,7 +50,8 @@ func TestRecordedServers(t *testing.T) {
 				}
 				apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(crd)
 				var recorded struct {
-					Status int `json:"status"`
+					Status int             `json:"status"`
+					Raw    json.RawMessage `json:"body"`
 					Body   struct {
 						Details struct {
 							Causes []struct {
@@ -57,13 +59,16 @@ func TestRecordedServers(t *testing.T) {
 								Message string `json:"message"`
 							} `json:"causes"`
 						} `json:"details"`
-					} `json:"body"`
+					} `json:"-"`
 				}
 				raw, err := os.ReadFile(exp)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if err := json.Unmarshal(raw, &recorded); err != nil {
+					t.Fatal(err)
+				}
+				if err := json.Unmarshal(recorded.Raw, &recorded.Body); err != nil {
 					t.Fatal(err)
 				}
 				rep := Analyze(crd, celcost.Report(crd))
@@ -76,6 +81,21 @@ func TestRecordedServers(t *testing.T) {
 				refused := rep.Minor == 0 || len(refusals) > 0
 				if refused != (recorded.Status == 422) {
 					t.Fatalf("1.%d answered %d; the report says refused=%v (Minor 1.%d, reasons %+v)", minor, recorded.Status, refused, rep.Minor, rep.Reasons)
+				}
+				// A field the strategy drops is in the created CRD exactly from its minor on.
+				if recorded.Status == 201 {
+					var body interface{}
+					if err := json.Unmarshal(recorded.Raw, &body); err != nil {
+						t.Fatal(err)
+					}
+					for _, r := range rep.Reasons {
+						if r.Effect != Ignored || strings.HasPrefix(r.Feature, "format ") {
+							continue
+						}
+						if kept := lookup(body, r.Segs); kept != (minor >= r.Minor) {
+							t.Errorf("1.%d kept %s: %v; the report says it needs 1.%d", minor, r.Field, kept, r.Minor)
+						}
+					}
 				}
 				for _, r := range refusals {
 					found := false
@@ -95,6 +115,28 @@ func TestRecordedServers(t *testing.T) {
 			})
 		}
 	}
+}
+
+// lookup says whether the JSON document has a value at segs.
+func lookup(doc interface{}, segs []yamlpos.Seg) bool {
+	for _, s := range segs {
+		switch v := doc.(type) {
+		case map[string]interface{}:
+			next, ok := v[s.Key]
+			if s.Key == "" || !ok {
+				return false
+			}
+			doc = next
+		case []interface{}:
+			if s.Key != "" || s.Index >= len(v) {
+				return false
+			}
+			doc = v[s.Index]
+		default:
+			return false
+		}
+	}
+	return doc != nil
 }
 
 func schemaSuffix(field string) string {
