@@ -142,6 +142,20 @@ func Analyze(crd *apiextensionsv1.CustomResourceDefinition, costs []celcost.Vers
 	return rep
 }
 
+// Place fills the Span of every reason, in Reasons and in Rules, with locate (a yamlpos.Doc's Locator).
+func (r *Report) Place(locate func([]yamlpos.Seg) yamlpos.Result) {
+	place := func(rs []Reason) {
+		for i := range rs {
+			sp := locate(rs[i].Segs).Span
+			rs[i].Span = &sp
+		}
+	}
+	place(r.Reasons)
+	for i := range r.Rules {
+		place(r.Rules[i].Reasons)
+	}
+}
+
 // outcome is one rule compiled in the environment of one compatibility version.
 type outcome struct {
 	ok   bool

@@ -5,8 +5,10 @@ import (
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/yaml"
 
 	"crdplay/playground/internal/celcost"
+	"crdplay/playground/internal/yamlpos"
 )
 
 // specSchema is the spec of the test CRDs: every rule is placed on it, so "self" is the spec.
@@ -241,5 +243,51 @@ func TestAnalyzeBadInput(t *testing.T) {
 				t.Errorf("Minor = %d, want %d; reasons %+v", rep.Minor, tt.minor, rep.Reasons)
 			}
 		})
+	}
+}
+
+// TestPlace: the reasons of a rule are placed at the rule's line, in Reasons and in Rules alike.
+func TestPlace(t *testing.T) {
+	text := `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: things.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: things, kind: Thing}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              s: {type: string, maxLength: 10}
+            x-kubernetes-validations:
+            - message: semver
+              rule: "semver(self.s).major() > 0"
+`
+	docs, errs := yamlpos.Split(text)
+	if len(errs) > 0 || len(docs) != 1 {
+		t.Fatalf("split: %v", errs)
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.Unmarshal([]byte(text), crd); err != nil {
+		t.Fatal(err)
+	}
+	rep := Analyze(crd, celcost.Report(crd))
+	rep.Place(docs[0].Locator())
+	if len(rep.Reasons) != 1 || len(rep.Rules) != 1 || len(rep.Rules[0].Reasons) != 1 {
+		t.Fatalf("report: %+v", rep)
+	}
+	for _, r := range []Reason{rep.Reasons[0], rep.Rules[0].Reasons[0]} {
+		if r.Span == nil || r.Span.Line != 23 {
+			t.Errorf("%s placed at %+v, want line 23 (the rule)", r.Field, r.Span)
+		}
 	}
 }
