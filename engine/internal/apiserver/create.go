@@ -101,7 +101,7 @@ func (r *crRequest) store(ctx context.Context, obj *unstructured.Unstructured, d
 			}
 			return nil, lastErr
 		}
-		return nil, storageUnavailable(err)
+		return nil, storageWriteError(err)
 	}
 	return nil, lastErr
 }
@@ -211,7 +211,7 @@ func (s *Server) createCRD(ctx context.Context, crd *apiextensionsv1.CustomResou
 		if errors.Is(err, storage.ErrExists) {
 			return nil, apierrors.NewAlreadyExists(crdGR, crd.Name)
 		}
-		return nil, storageUnavailable(err)
+		return nil, storageWriteError(err)
 	}
 	return decodeCRD(storage.Object{Key: crdKey(crd.Name), Value: data, Revision: rev})
 }

@@ -171,7 +171,7 @@ func (r *crRequest) remove(ctx context.Context, key, name string, rev int64, dry
 		if errors.Is(err, storage.ErrNotFound) {
 			return apierrors.NewNotFound(r.gr(), name)
 		}
-		return storageUnavailable(err)
+		return storageWriteError(err)
 	}
 	return nil
 }
@@ -203,7 +203,7 @@ func (r *crRequest) markDeleting(ctx context.Context, key string, o storage.Obje
 		return nil, errRetry
 	}
 	if err != nil {
-		return nil, storageUnavailable(err)
+		return nil, storageWriteError(err)
 	}
 	return r.storedResult(data, rev)
 }
@@ -338,7 +338,7 @@ func (s *Server) deleteCRDGeneric(ctx context.Context, crd *apiextensionsv1.Cust
 			if errors.Is(err, storage.ErrConflict) {
 				return errLostRace(crdGR, crd.Name)
 			}
-			return storageUnavailable(err)
+			return storageWriteError(err)
 		}
 		s.infos.Delete(crd.Name)
 		return nil

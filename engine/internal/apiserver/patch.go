@@ -161,9 +161,21 @@ func (r *crRequest) patch(strategy updateStrategy, fm *managedfields.FieldManage
 	}
 	// The patch is applied inside the update, to the object each attempt reads; server-side apply creates a
 	// missing object, as the PATCH handler's forceAllowCreate lets it.
-	out, created, err := r.guaranteedUpdate(ctx, strategy, p.dryRun(), p.pt == types.ApplyYAMLPatchType, func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	apply := p.pt == types.ApplyYAMLPatchType
+	out, created, err := r.guaranteedUpdate(ctx, strategy, p.dryRun(), apply, func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 		return r.patched(ctx, live, p, fm)
 	})
+	if isTooLarge(err) && !apply {
+		// As the PATCH handler does: managedFields can be large, so an object too large to store with them is
+		// stored without them.
+		out, created, err = r.guaranteedUpdate(ctx, strategy, p.dryRun(), false, func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+			obj, err := r.patched(ctx, live, p, fm)
+			if err == nil {
+				obj.SetManagedFields(nil)
+			}
+			return obj, err
+		})
+	}
 	if err != nil {
 		return reply{}, err
 	}
@@ -172,6 +184,16 @@ func (r *crRequest) patch(strategy updateStrategy, fm *managedfields.FieldManage
 		code = http.StatusCreated
 	}
 	return reply{code: code, obj: out}, nil
+}
+
+// isTooLarge reports a write the store refused for the object's size, by the texts upstream's isTooLargeError
+// matches: etcd's request limit, and the gRPC client's limit on what it sends.
+func isTooLarge(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := err.Error()
+	return msg == "etcdserver: request is too large" || strings.Contains(msg, "trying to send message larger than max")
 }
 
 // patched is the object live becomes under the request's patch, checked against the URL.

@@ -54,6 +54,16 @@ func storageUnavailable(err error) error {
 	return apierrors.NewInternalError(err)
 }
 
+// storageWriteError is the API error for a write the store failed: 503 when the store cannot be reached;
+// otherwise the store's own error, which etcd3's store hands back unchanged and kube-apiserver answers as a 500
+// with its text and no reason (as "etcdserver: request is too large" for an object over etcd's request limit).
+func storageWriteError(err error) error {
+	if errors.Is(err, storage.ErrUnavailable) {
+		return apierrors.NewServiceUnavailable(err.Error())
+	}
+	return err
+}
+
 // corrupt is the error for a stored object that cannot be turned into the request version (e.g. a failing
 // conversion webhook), with the key relative to the storage prefix as etcd3's store reports it on reads.
 func corrupt(key string, rev int64, err error) error {
@@ -221,7 +231,7 @@ func (s *Server) writeCRD(ctx context.Context, crd, live *apiextensionsv1.Custom
 		case errors.Is(err, storage.ErrConflict), errors.Is(err, storage.ErrNotFound):
 			return nil, errLostRace(crdGR, crd.Name)
 		}
-		return nil, storageUnavailable(err)
+		return nil, storageWriteError(err)
 	}
 	return decodeCRD(storage.Object{Key: crdKey(crd.Name), Value: data, Revision: rev})
 }
@@ -234,7 +244,7 @@ func (s *Server) writeOrDeleteCRD(ctx context.Context, crd, live *apiextensionsv
 			if errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrNotFound) {
 				return nil, errLostRace(crdGR, crd.Name)
 			}
-			return nil, storageUnavailable(err)
+			return nil, storageWriteError(err)
 		}
 		s.infos.Delete(crd.Name)
 		return crd, nil

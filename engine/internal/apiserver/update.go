@@ -183,7 +183,7 @@ func (r *crRequest) writeUpdate(ctx context.Context, key string, o storage.Objec
 			if errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrNotFound) {
 				return nil, errLostRace(r.gr(), name)
 			}
-			return nil, storageUnavailable(err)
+			return nil, storageWriteError(err)
 		}
 		return r.storedResult(data, o.Revision)
 	case bytes.Equal(data, o.Value):
@@ -195,7 +195,7 @@ func (r *crRequest) writeUpdate(ctx context.Context, key string, o storage.Objec
 		if errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrNotFound) {
 			return nil, errLostRace(r.gr(), name)
 		}
-		return nil, storageUnavailable(err)
+		return nil, storageWriteError(err)
 	}
 	return r.storedResult(data, rev)
 }
