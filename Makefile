@@ -26,7 +26,7 @@ WASM_EXEC_DIR = $(shell $(GO) env GOROOT)/lib/wasm
 WASM_TEST_PKGS := ./engine/... $(if $(wildcard internal),./internal/...) ./playground/...
 
 # `make test` is every test target.
-TEST_TARGETS := test-lint test-go test-wasm test-browser
+TEST_TARGETS := test-lint test-go test-fuzz test-wasm test-browser
 
 # The playground's static site (tools/webbuild): `make run` serves SITE_DIR; the browser tests build their own
 # copy with test assets; `make bench` measures a release build (brotli quality 11, slow the first time: the
@@ -36,16 +36,19 @@ TEST_SITE_DIR := build/web-test
 BENCH_SITE_DIR := build/web-release
 WEBBUILD_FLAGS ?=
 
-.PHONY: help run run-etcd build site test $(TEST_TARGETS) bench wasm-workspace need-node need-chromium clean
+.PHONY: help run run-etcd build site test $(TEST_TARGETS) bench soak wasm-workspace need-node need-chromium clean
 
 help:
 	@echo 'make run    build, then serve on http://$(ADDR) with in-memory storage (RUN_FLAGS=--log-requests)'
 	@echo 'make run    ... and the playground at http://$(ADDR)/ (the site in $(SITE_DIR))'
 	@echo 'make run-etcd  the same with objects in an etcd run inside the server (data in $(ETCD_DATA_DIR))'
 	@echo 'make test   every test: vet, gofmt, templ drift, tsc; Go natively; Go under GOOS=js GOARCH=wasm in node;'
-	@echo '            the bridge in node and the playground in headless Chromium (test-browser)'
+	@echo '            the bridge in node and the playground in headless Chromium (test-browser); each fuzz target'
+	@echo '            for FUZZTIME=$(FUZZTIME) (test-fuzz)'
 	@echo 'make bench  reports: engine size for the browser, page load and re-evaluation times, wasm/native time per'
 	@echo '            evaluation phase, API throughput on memory and etcd'
+	@echo 'make soak   mixed API load for SOAK_DURATION=$(SOAK_DURATION) on memory and embedded etcd: RSS, heap,'
+	@echo '            goroutines and threads at start and end, then SIGKILL and a check of every acknowledged write'
 	@echo 'make clean  remove bin/, build/ and test-results/'
 
 ## Running
@@ -87,6 +90,26 @@ test-lint:
 test-go:
 	$(GO) test ./...
 
+# Every fuzz target of the tracked tests, each for FUZZTIME on its corpus (the seeds and testdata/fuzz), so
+# that a target that no longer builds or finds a crash at once fails `make test`; longer fuzzing is by hand.
+# A run fuzzes one target, so each package's instrumented test binary is built once (in FUZZ_DIR) and run per
+# target from the package's directory, with the fuzz cache go test would use.
+FUZZTIME ?= 3s
+FUZZ_DIR := $(CURDIR)/build/fuzz
+test-fuzz:
+	@mkdir -p $(FUZZ_DIR); cache=$$($(GO) env GOCACHE)/fuzz; \
+	for dir in $$(git grep -l '^func Fuzz' -- '*_test.go' | xargs -n1 dirname | sort -u); do \
+		bin=$(FUZZ_DIR)/$$(echo "$$dir" | tr / _).test; pkg=$$($(GO) list "./$$dir"); \
+		$(GO) test -c -fuzz . -o "$$bin" "./$$dir"; \
+		for target in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$$dir"/*_test.go); do \
+			echo "$$target ./$$dir for $(FUZZTIME)"; \
+			out=$$(cd "$$dir" && "$$bin" -test.run '^$$' -test.fuzz "^$$target\$$" -test.fuzztime $(FUZZTIME) \
+				-test.fuzzcachedir "$$cache/$$pkg" 2>&1) || { echo "$$out"; exit 1; }; \
+			echo "$$out" | tail -n 2 | head -n 1; \
+		done; \
+		rm -f "$$bin"; \
+	done
+
 # The wasm tests build in the trimmed workspace, so they test the engine as the browser gets it.
 test-wasm: need-node wasm-workspace
 	PATH="$$PATH:$(WASM_EXEC_DIR)" $(WASM_ENV) $(GO) test $(WASM_TEST_PKGS)
@@ -98,6 +121,15 @@ test-browser: need-node need-chromium node_modules/.package-lock.json
 	$(GO) run ./tools/webbuild -test -o $(TEST_SITE_DIR)
 	$(GO) build -o bin/crdplay-server ./server/cmd/crdplay-server
 	CRDPLAY_WEB_DIR=$(TEST_SITE_DIR) CRDPLAY_SERVER=bin/crdplay-server node --test web/test/
+
+## Soak: minutes of load, not part of `make test`
+
+# How long tools/soak loads each storage.
+SOAK_DURATION ?= 2m
+
+soak:
+	$(GO) build -o bin/crdplay-server ./server/cmd/crdplay-server
+	$(GO) run ./tools/soak -server bin/crdplay-server -duration $(SOAK_DURATION)
 
 ## Benchmarks: reports, never pass/fail tests
 
