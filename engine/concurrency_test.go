@@ -26,7 +26,10 @@ func raceOptions() apirace.Options {
 
 // TestConcurrency runs the concurrent-write suite on the engine over memory storage: patches and applies racing
 // each other, PUTs, deletes and creates, on one name and on several, answer as kube-apiserver does (no 409 for
-// a patch, 409 for a PUT of a stale object, no 5xx) and the objects end up holding what was acknowledged.
+// a patch, 409 for a PUT of a stale object, no 5xx) and the objects end up holding what was acknowledged. The
+// codes ExactCodes allows are those the oracle answered to the same requests (-apirace.url): every patch and
+// apply 200 (apply 201 when it created), PUT 200 or 409, stale PUT 409, PUT without resourceVersion 422, and
+// while objects come and go merge patch and delete 200 or 404, create 201 or 409.
 func TestConcurrency(t *testing.T) {
 	if *raceURL != "" {
 		opts := raceOptions()
