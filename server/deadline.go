@@ -2,9 +2,11 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -32,8 +34,9 @@ var statusCodecs = func() serializer.CodecFactory {
 
 // withRequestDeadline bounds each request that is not a watch by a deadline on its context, as
 // kube-apiserver's WithRequestDeadline filter: max, or the request's ?timeout= (a Go duration) when that is
-// shorter and above zero. A ?timeout= that does not parse is answered 400 with upstream's message. Watches
-// are long-running: their ?timeout= is the watch's own, which the engine applies.
+// shorter and above zero. A ?timeout= that does not parse is answered 400 with upstream's message. At the
+// deadline the request is answered 504 (see serveWithin). Watches are long-running: their ?timeout= is the
+// watch's own, which the engine applies.
 func withRequestDeadline(h http.Handler, max time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if isWatch(r) {
@@ -53,9 +56,101 @@ func withRequestDeadline(h http.Handler, max time.Duration) http.Handler {
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), timeout)
 		defer cancel()
-		h.ServeHTTP(w, r.WithContext(ctx))
+		serveWithin(ctx, h, w, r)
 	})
 }
+
+// serveWithin serves r with h until ctx is done, as kube-apiserver's WithTimeoutForNonLongRunningRequests:
+// a handler that has not answered by then is answered 504 with upstream's Status (and its later writes are
+// dropped), one that has begun its answer has its connection aborted, since the answer cannot be finished.
+func serveWithin(ctx context.Context, h http.Handler, w http.ResponseWriter, r *http.Request) {
+	tw := &timeoutWriter{w: w, header: w.Header().Clone()}
+	// The request is copied: the handler may go on with it after serveWithin has returned.
+	r = r.Clone(ctx)
+	done := make(chan any, 1)
+	go func() {
+		defer func() { done <- recover() }()
+		h.ServeHTTP(tw, r)
+	}()
+	select {
+	case p := <-done:
+		if p != nil {
+			panic(p) // where net/http recovers it, as if the handler had run here
+		}
+	case <-ctx.Done():
+		tw.timeout()
+	}
+}
+
+// timeoutWriter is the handler's ResponseWriter under serveWithin: it passes the answer through until the
+// deadline, and nothing after it.
+type timeoutWriter struct {
+	w      http.ResponseWriter
+	header http.Header // the handler's, copied to w's when the answer begins
+
+	mu          sync.Mutex
+	wroteHeader bool
+	timedOut    bool
+}
+
+func (tw *timeoutWriter) Header() http.Header { return tw.header }
+
+func (tw *timeoutWriter) WriteHeader(code int) {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	if tw.timedOut || tw.wroteHeader {
+		return
+	}
+	tw.begin()
+	tw.w.WriteHeader(code)
+}
+
+func (tw *timeoutWriter) Write(p []byte) (int, error) {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	if tw.timedOut {
+		return 0, http.ErrHandlerTimeout
+	}
+	if !tw.wroteHeader {
+		tw.begin()
+	}
+	return tw.w.Write(p)
+}
+
+// Flush keeps streaming answers streaming.
+func (tw *timeoutWriter) Flush() {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	if !tw.timedOut {
+		_ = http.NewResponseController(tw.w).Flush()
+	}
+}
+
+// begin copies the handler's headers to the answer; tw.mu is held.
+func (tw *timeoutWriter) begin() {
+	tw.wroteHeader = true
+	dst := tw.w.Header()
+	for k, v := range tw.header {
+		dst[k] = v
+	}
+}
+
+// timeout ends the answer at the deadline: upstream's 504 Status (encoded as upstream's filter encodes it,
+// plain encoding/json) if the handler has not begun its answer, else an aborted connection.
+func (tw *timeoutWriter) timeout() {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	tw.timedOut = true
+	if tw.wroteHeader {
+		panic(http.ErrAbortHandler) // net/http closes the connection without logging a stack
+	}
+	tw.w.Header().Set("Cache-Control", "no-cache, private")
+	tw.w.WriteHeader(http.StatusGatewayTimeout)
+	_ = json.NewEncoder(tw.w).Encode(&timeoutStatus)
+}
+
+// timeoutStatus is the Status of a request that ran out of time, as upstream's timeout filter sends it.
+var timeoutStatus = apierrors.NewTimeoutError("request did not complete within the allotted timeout", 0).ErrStatus
 
 // isWatch reports whether r asks for a watch, as the engine reads its path and query (?watch=true, or the
 // deprecated /watch/ paths).

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -46,5 +48,62 @@ func TestRequestDeadline(t *testing.T) {
 				t.Errorf("deadline in %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestRequestDeadlineAnswer: a request still unanswered at its deadline is answered 504 with upstream's Status
+// (recorded from the oracle for ?timeout=1ns), and the handler's later writes go nowhere; one answered in time
+// keeps its answer; one whose answer has begun has its connection aborted.
+func TestRequestDeadlineAnswer(t *testing.T) {
+	lateWrite := make(chan error, 1)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+		time.Sleep(10 * time.Millisecond) // after serveWithin has answered
+		w.Header().Set("X-Late", "1")
+		_, err := w.Write([]byte("late"))
+		lateWrite <- err
+	})
+	mux.HandleFunc("/fast", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Fast", "1")
+		w.WriteHeader(http.StatusCreated)
+		w.Write([]byte("fast"))
+	})
+	mux.HandleFunc("/begun", func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		w.Write([]byte("partial"))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
+	srv := httptest.NewServer(withRequestDeadline(mux, time.Minute))
+	defer srv.Close()
+
+	get := func(path string) (*http.Response, string, error) {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			return nil, "", err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		return resp, string(body), err
+	}
+
+	resp, body, err := get("/slow?timeout=200ms")
+	const want = `{"metadata":{},"status":"Failure","message":"Timeout: request did not complete within the allotted timeout","reason":"Timeout","details":{},"code":504}` + "\n"
+	if err != nil || resp.StatusCode != 504 || body != want || resp.Header.Get("Cache-Control") != "no-cache, private" || resp.Header.Get("X-Late") != "" {
+		t.Errorf("slow: %v %v %q, want 504 %q", err, resp, body, want)
+	}
+	if err := <-lateWrite; !errors.Is(err, http.ErrHandlerTimeout) {
+		t.Errorf("the handler's write after the deadline: %v, want http.ErrHandlerTimeout", err)
+	}
+
+	resp, body, err = get("/fast?timeout=10s")
+	if err != nil || resp.StatusCode != 201 || body != "fast" || resp.Header.Get("X-Fast") != "1" {
+		t.Errorf("fast: %v %v %q", err, resp, body)
+	}
+
+	_, body, err = get("/begun?timeout=200ms")
+	if err == nil {
+		t.Errorf("begun: read %q to its end, want the connection aborted", body)
 	}
 }
