@@ -16,6 +16,7 @@ import (
 
 	"crdplay/playground/internal/celcost"
 	"crdplay/playground/internal/explain"
+	"crdplay/playground/internal/k8sversions"
 	"crdplay/playground/internal/yamlpos"
 )
 
@@ -251,6 +252,9 @@ func (ev *evaluation) analyse(d *yamlpos.Doc, crd *apiextensionsv1.CustomResourc
 	}
 	costs := celcost.Report(crd)
 	locate := d.Locator()
+	compat := k8sversions.Analyze(crd, costs)
+	compat.Place(locate)
+	res.Compat = &compat
 	for i, v := range crd.Spec.Versions {
 		vi := VersionInfo{Name: v.Name, Served: v.Served, Storage: v.Storage, Deprecated: v.Deprecated, DeprecationWarning: v.DeprecationWarning}
 		if v.Subresources != nil {

@@ -91,7 +91,7 @@ func (s *Session) Evaluate(ctx context.Context, in Input) (res *Result, err erro
 		crdText = s.st.text
 	}
 
-	res = &Result{Limits: celcost.DefaultLimits}
+	res = &Result{Limits: celcost.DefaultLimits, Kubernetes: kubernetesRange()}
 	var trace *[]Exchange
 	if in.Trace {
 		trace = &[]Exchange{}

@@ -5,6 +5,7 @@ import (
 
 	"crdplay/playground/internal/celcost"
 	"crdplay/playground/internal/explain"
+	"crdplay/playground/internal/k8sversions"
 	"crdplay/playground/internal/marks"
 	"crdplay/playground/internal/yamlpos"
 )
@@ -77,6 +78,8 @@ type Result struct {
 	Diagnostics []Diagnostic `json:"diagnostics"`
 	// Limits are the CEL cost limits the costs are measured against.
 	Limits celcost.Limits `json:"celLimits"`
+	// Kubernetes is the range of minor versions the CRDs' Compat reports consider.
+	Kubernetes KubernetesRange `json:"kubernetes"`
 	// Exchanges are the evaluation's HTTP requests and responses, when Input.Trace was set.
 	Exchanges []Exchange `json:"exchanges,omitempty"`
 	// Timings are in milliseconds.
@@ -154,7 +157,31 @@ type CRDResult struct {
 	Preferred     string        `json:"preferred,omitempty"`
 	Conversion    string        `json:"conversion,omitempty"`
 	Versions      []VersionInfo `json:"versions"`
+	// Compat is the oldest Kubernetes minor version that accepts the CRD as written, per rule and for the
+	// whole CRD, with the reasons placed in the text; nil when the document is not a CRD.
+	Compat *CompatReport `json:"compat,omitempty"`
 }
+
+// KubernetesRange is the range of Kubernetes 1.x minor versions a compatibility report considers: Newest is
+// the engine's own.
+type KubernetesRange struct {
+	Oldest int `json:"oldest"`
+	Newest int `json:"newest"`
+}
+
+// kubernetesRange is the range k8sversions reports on.
+func kubernetesRange() KubernetesRange {
+	return KubernetesRange{Oldest: k8sversions.Oldest, Newest: k8sversions.Newest()}
+}
+
+// CompatReport is a CRD's Kubernetes version report, CompatReason one field that older servers refuse or
+// ignore, CompatRule the report of one CEL rule and CompatCost a rule's estimated cost in an older minor.
+type (
+	CompatReport = k8sversions.Report
+	CompatReason = k8sversions.Reason
+	CompatRule   = k8sversions.Rule
+	CompatCost   = k8sversions.Cost
+)
 
 // Names are a CRD's status.acceptedNames.
 type Names struct {

@@ -407,6 +407,62 @@ export interface CrdplayCRDResult {
   conversion?: string;
   /** The versions as the text declares them, also when refused. */
   versions: CrdplayVersionInfo[];
+  /** The oldest Kubernetes minor version that accepts the CRD as written; absent when the document is not a CRD. */
+  compat?: CrdplayCompatReport;
+}
+
+/** The Kubernetes 1.x minor versions a compatibility report considers: newest is the engine's own. */
+export interface CrdplayKubernetesRange {
+  oldest: number;
+  newest: number;
+}
+
+/** What a server older than a reason's minor does: answers 422 ("refused"), or drops or does not enforce the
+ * feature ("ignored"). */
+export type CrdplayCompatEffect = 'refused' | 'ignored';
+
+/** One field that servers older than minor refuse or ignore. */
+export interface CrdplayCompatReason {
+  /** The field as CRD validation errors name it (spec.versions[0].schema.openAPIV3Schema...rule). */
+  field: string;
+  /** What the field uses: "semver", "syntax '.?'", "optionalOldSelf", "selectableFields", "format ...". */
+  feature?: string;
+  /** The CEL library or feature gate that brings feature ("kubernetes.Semver", "CustomResourceFieldSelectors"). */
+  library?: string;
+  /** The oldest minor from which every server accepts and honours the field. */
+  minor: number;
+  effect: CrdplayCompatEffect;
+  /** One line for the user: "needs Kubernetes 1.34 or later: semver (kubernetes.Semver)". */
+  message: string;
+  /** The compile error of the newest server that refuses the rule. */
+  detail?: string;
+  span?: CrdplaySpan;
+}
+
+/** A rule's estimated cost in the environment of one minor's new CRDs. */
+export interface CrdplayCompatCost {
+  minor: number;
+  cost: number;
+}
+
+/** The version report of one x-kubernetes-validations rule; field is its CrdplayRuleCost's field. */
+export interface CrdplayCompatRule {
+  field: string;
+  /** The oldest minor from which every server up to the newest accepts the rule; 0 when none does. */
+  minor: number;
+  reasons?: CrdplayCompatReason[];
+  /** The minors whose estimated cost differs from the newest's, oldest first. */
+  costs?: CrdplayCompatCost[];
+}
+
+/** The version report of one CRD. */
+export interface CrdplayCompatReport {
+  /** The oldest minor that accepts the CRD and honours everything it uses; 0 when no minor accepts it. */
+  minor: number;
+  /** The fields that need more than the oldest minor, newest minor first. */
+  reasons: CrdplayCompatReason[];
+  /** One entry per rule of the versions' cost reports, in their order. */
+  rules: CrdplayCompatRule[];
 }
 
 /** A field that differs between the input and the stored object. */
@@ -548,6 +604,8 @@ export interface CrdplayEvaluateResult {
   tables: CrdplayTable[];
   diagnostics: CrdplayDiagnostic[];
   celLimits: CrdplayCELLimits;
+  /** The Kubernetes minor versions the CRDs' compat reports consider. */
+  kubernetes: CrdplayKubernetesRange;
   exchanges?: CrdplayExchange[];
   timings: CrdplayTimings;
 }
