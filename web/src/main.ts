@@ -15,6 +15,7 @@ import { DEFAULT_EXAMPLE, loadExamples, type Example } from './examples';
 import { h, renderCEL, renderExplain, renderLog, renderResult, renderTable, renderVersions, traced, type Exchange } from './panes';
 import { kubectlVia, mountCLI } from './cli';
 import { DEFAULT_WEBHOOK, Webhook } from './webhook';
+import { DEFAULT_RANGE, minorName, parseTarget, targetDiagnostics, unknownTargetNotice } from './versions';
 
 interface Assets {
   script: string; style: string; worker: string; wasm: string; wasmExec: string; examples: string; home: string;
@@ -48,6 +49,12 @@ const app = {
   wide: false,
   runs: 0,
   examples: [DEFAULT_EXAMPLE] as Example[],
+  /** The Kubernetes minors the page offers as targets (the engine's range, once it has evaluated). */
+  range: DEFAULT_RANGE,
+  /** The Kubernetes minor the page checks the CRDs for (versions.ts); the engine answers as range.newest. */
+  target: DEFAULT_RANGE.newest,
+  /** Whether the target was chosen (a link, the URL, the menu), rather than the default newest. */
+  targetChosen: false,
   /** Resolves when the current evaluation (if any) ends. */
   idle: Promise.resolve() as Promise<void>,
 };
@@ -126,8 +133,8 @@ function renderPane(tab: Tab): void {
   if (!ev) return;
   const ks = kinds();
   switch (tab) {
-    case 'result': renderResult($('pane-result')!, ev); break;
-    case 'cel': renderCEL($('pane-cel')!, ks, ev); break;
+    case 'result': renderResult($('pane-result')!, ev, app.target); break;
+    case 'cel': renderCEL($('pane-cel')!, ks, ev, app.target); break;
     case 'table': {
       const table = (): void => renderTable($('pane-table')!, ev, app.wide, (w) => { app.wide = w; table(); });
       table();
@@ -182,6 +189,51 @@ if (embed) {
 setTab(params.get('tab') ?? 'result');
 setMode(params.get('mode') ?? 'create');
 
+// The Kubernetes target: ?version=1.35 (embeds), else the link's, else the newest. An unknown one falls back
+// to the newest, and the page says so.
+const targetSelect = $<HTMLSelectElement>('k8s-target');
+function fillTargets(): void {
+  if (!targetSelect) return;
+  const opts: HTMLElement[] = [];
+  for (let m = app.range.newest; m >= app.range.oldest; m--) {
+    opts.push(h('option', { value: minorName(m) }, m === app.range.newest ? minorName(m) : `${minorName(m)} (compatibility check only)`));
+  }
+  targetSelect.replaceChildren(...opts);
+  targetSelect.value = minorName(app.target);
+}
+function setTarget(minor: number): void {
+  app.target = minor;
+  if (targetSelect) targetSelect.value = minorName(minor);
+  const st = $('target-status');
+  if (st) {
+    st.textContent = minor === app.range.newest ? `checking for Kubernetes ${minorName(minor)}`
+      : `checking for Kubernetes ${minorName(minor)} (compatibility check only: the engine answers as ${minorName(app.range.newest)})`;
+  }
+  document.body.dataset.target = minorName(minor);
+  if (!app.evaluation) return;
+  showDiagnostics(app.evaluation);
+  stale.add('result');
+  stale.add('cel');
+  renderPane('result');
+  renderPane(app.tab);
+}
+/** Chooses the target a link or URL names; false (and a notice) when the page does not know it. */
+function chooseTarget(text: string): boolean {
+  const minor = parseTarget(text, app.range);
+  app.targetChosen = true;
+  if (minor === null) {
+    notice(unknownTargetNotice(text, app.range), 'error');
+    setTarget(app.range.newest);
+    return false;
+  }
+  setTarget(minor);
+  return true;
+}
+fillTargets();
+setTarget(app.target);
+if (params.get('version') !== null) chooseTarget(params.get('version')!);
+targetSelect?.addEventListener('change', () => chooseTarget(targetSelect.value));
+
 // 4. The permalink, if any, replaces the default example.
 async function restore(): Promise<void> {
   const frag = location.hash.slice(1);
@@ -192,6 +244,7 @@ async function restore(): Promise<void> {
     apply(s);
     const dropped = droppedNotice(s);
     if (dropped) notice(dropped, 'info');
+    if (s.version !== undefined && params.get('version') === null) chooseTarget(s.version);
   } catch (e) {
     notice(e instanceof LinkError ? e.message : `This link could not be opened: ${String(e)}`, 'error');
   }
@@ -212,6 +265,7 @@ function state(): State {
   return {
     crd: app.editors.text('crd'), objects: app.editors.text('objects'), old: app.editors.text('old'),
     mode: app.mode, webhook: app.webhookCode === DEFAULT_WEBHOOK ? '' : app.webhookCode, tab: app.tab,
+    version: minorName(app.target),
   };
 }
 const restored = restore();
@@ -386,12 +440,19 @@ function show(res: CrdplayEvaluateResult): void {
   if (!app.evaluation) performance.mark('crdplay:first-result');
   app.evaluation = res;
   app.runs++;
-  app.editors.show(res.diagnostics);
+  if (res.kubernetes && (res.kubernetes.oldest !== app.range.oldest || res.kubernetes.newest !== app.range.newest)) {
+    // The engine's range replaces the page's guess; a chosen target it lacks falls back to its newest.
+    const was = app.target;
+    app.range = res.kubernetes;
+    if (!app.targetChosen || was < app.range.oldest || was > app.range.newest) app.target = app.range.newest;
+    fillTargets();
+    setTarget(app.target);
+  }
+  showDiagnostics(res);
   pushLog((res.exchanges ?? []).map(traced));
   for (const t of TABS) stale.add(t);
   renderPane('result');
   renderPane(app.tab);
-  summarize(res.diagnostics);
   document.body.dataset.runs = String(app.runs);
   if (embed) {
     // "Open in crdplay" carries what the frame shows.
@@ -402,6 +463,13 @@ function show(res: CrdplayEvaluateResult): void {
   }
   const st = $('status');
   if (st) st.dataset.evaluated = `${res.timings.total.toFixed(1)}`;
+}
+
+/** The engine's diagnostics, and the target's warnings (versions.ts), in the editors and their counts. */
+function showDiagnostics(res: CrdplayEvaluateResult): void {
+  const all = [...res.diagnostics, ...targetDiagnostics(res, app.target)];
+  app.editors.show(all);
+  summarize(all);
 }
 
 function summarize(diags: CrdplayDiagnostic[]): void {
@@ -467,6 +535,7 @@ async function snippet(): Promise<string> {
   if (($('embed-readonly') as HTMLInputElement)?.checked) p.set('readonly', '1');
   if (($('embed-objects-only') as HTMLInputElement)?.checked) p.set('panes', `objects,${($('embed-tab') as HTMLSelectElement).value}`);
   p.set('tab', ($('embed-tab') as HTMLSelectElement)?.value ?? 'result');
+  if (app.target !== app.range.newest) p.set('version', minorName(app.target));
   const src = new URL(`embed/?${p}#${frag}`, new URL(assets.home || './', location.href)).href;
   return `<iframe src="${src}" title="crdplay" style="width:100%;border:0" height="560" loading="lazy"></iframe>\n` +
     `<script>addEventListener('message',function(e){if(e.data&&e.data.type==='crdplay:resize')` +

@@ -1,11 +1,12 @@
 // Rendering of the results panes from the engine's evaluation (crdplay.evaluate's result, as it comes). Plain
 // DOM: the panes are lists and tables, and the page's bundle stays small.
-import type { CrdplayDiagnostic, CrdplayEvaluateResult, CrdplayExchange, CrdplayObjectResult, CrdplayRequest, CrdplayResponse, CrdplaySchemaNode, CrdplaySource } from '../static/crdplay.d.ts';
+import type { CrdplayCompatRule, CrdplayDiagnostic, CrdplayEvaluateResult, CrdplayExchange, CrdplayObjectResult, CrdplayRequest, CrdplayResponse, CrdplaySchemaNode, CrdplaySource } from '../static/crdplay.d.ts';
 import type { ExplainKind } from './evaluate';
 import { diagnosticText, editorOf, GOTO_EVENT, shapeMessage, type GotoDetail } from './editors';
 import './panes.css';
 import { stringify } from './yaml';
 import { describe, explainTree, rules, type KindSchema } from './schema';
+import { compatLine, minorName, reasonsText, ruleMinor, rulesByField } from './versions';
 
 type Child = Node | string | null | undefined | false;
 
@@ -69,13 +70,19 @@ function placer(res: CrdplayEvaluateResult, source: CrdplaySource, document: num
 }
 
 /** The Result pane: acceptance of each CRD, then each object's outcome with its stored form. */
-export function renderResult(pane: HTMLElement, res: CrdplayEvaluateResult): void {
+/** Renders the Result pane; target is the Kubernetes minor the page checks for (versions.ts). */
+export function renderResult(pane: HTMLElement, res: CrdplayEvaluateResult, target: number): void {
   const out: Node[] = [];
   if (!res.crds.length) out.push(h('p', { class: 'muted' }, 'No CustomResourceDefinition in the CRD editor.'));
   for (const c of res.crds) {
     const name = c.name ?? `document ${c.document + 1}`;
     const sec = h('section', { class: `crd-result ${c.accepted ? 'accepted' : 'rejected'}`, 'data-crd': name });
     sec.append(h('h3', {}, statusBadge(c.status), ` CustomResourceDefinition ${name}: `, c.accepted ? 'accepted' : 'rejected'));
+    if (c.compat) {
+      const short = c.compat.minor === 0 || c.compat.minor > target;
+      sec.append(h('p', { class: `compat${short ? ' warning' : ''}`, title: reasonsText(c.compat.reasons) || undefined, 'data-minor': String(c.compat.minor) },
+        compatLine(c.compat, res.kubernetes), short ? ` Not on the target, Kubernetes ${minorName(target)}.` : ''));
+    }
     if (c.accepted) {
       const names = c.acceptedNames;
       const conds = (c.conditions ?? []).map((x) => `${x.type}=${x.status}${x.reason ? ` (${x.reason})` : ''}`);
@@ -192,9 +199,13 @@ function objectResult(o: CrdplayObjectResult, res: CrdplayEvaluateResult): HTMLE
 
 /** The CEL pane: the engine's cost estimate of every rule of every CRD version, and the runtime cost of each
  * object; the rules of the CRD text's schemas when the engine found no version. */
-export function renderCEL(pane: HTMLElement, kinds: KindSchema[], res: CrdplayEvaluateResult): void {
+/** Renders the CEL pane; target is the Kubernetes minor the page checks for (versions.ts). */
+export function renderCEL(pane: HTMLElement, kinds: KindSchema[], res: CrdplayEvaluateResult, target: number): void {
   const out: Node[] = [];
-  const versions = res.crds.flatMap((c) => c.versions.map((v) => ({ crd: c.name ?? '', version: v.name, cost: v.cel })));
+  const versions = res.crds.flatMap((c) => {
+    const compat = rulesByField(c);
+    return c.versions.map((v) => ({ crd: c.name ?? '', version: v.name, cost: v.cel, compat }));
+  });
   if (versions.length) {
     const lim = res.celLimits;
     out.push(h('p', { class: 'muted' }, `Limits: ${lim.perExpression.toLocaleString()} per expression, ${lim.perCRD.toLocaleString()} per CRD (estimated); ${lim.runtimeBudget.toLocaleString()} at run time per object.`));
@@ -204,12 +215,14 @@ export function renderCEL(pane: HTMLElement, kinds: KindSchema[], res: CrdplayEv
       if (c.cost.skipped) out.push(h('p', { class: 'muted' }, c.cost.skipped));
       out.push(h('table', { class: 'grid cel' },
         h('tr', {}, h('th', {}, 'field'), h('th', {}, 'rule'), h('th', { title: 'worst case of one evaluation × how many times it can run for one object' }, 'estimated cost'),
-          h('th', {}, `of ${lim.perExpression.toLocaleString()}`)),
+          h('th', {}, `of ${lim.perExpression.toLocaleString()}`),
+          h('th', { title: 'the oldest Kubernetes version whose API server accepts the rule in a new CRD' }, 'Kubernetes')),
         ...(c.cost.rules ?? []).map((r) => h('tr', { class: r.exceedsLimit || r.error ? 'over' : '' },
           h('td', {}, r.span ? gotoLink('crds', r.span, h('code', {}, r.self || r.field)) : h('code', {}, r.self || r.field)),
           h('td', {}, h('code', {}, r.rule), r.transition ? h('span', { class: 'muted' }, r.optionalOldSelf ? ' (transition rule, optionalOldSelf)' : ' (transition rule: updates only)') : null),
           h('td', {}, `${r.maxCost.toLocaleString()} × ${r.cardinality.toLocaleString()}${r.cardinalityBounded ? '' : ' (no maxItems/maxProperties: estimated)'} = ${r.cost.toLocaleString()}`),
-          h('td', { class: r.error ? 'error' : '' }, ...(r.error ? message(r.error, '', 'rule-error') : [r.exceedsLimit ? 'exceeds the limit' : `${((r.cost / lim.perExpression) * 100).toPrecision(2)}%`]))))));
+          h('td', { class: r.error ? 'error' : '' }, ...(r.error ? message(r.error, '', 'rule-error') : [r.exceedsLimit ? 'exceeds the limit' : `${((r.cost / lim.perExpression) * 100).toPrecision(2)}%`])),
+          kubernetesCell(c.compat.get(r.field), target)))));
     }
     const runtime = res.objects.filter((o) => o.cel);
     if (runtime.length) {
@@ -235,6 +248,13 @@ export function renderCEL(pane: HTMLElement, kinds: KindSchema[], res: CrdplayEv
 }
 
 /** The Table pane: kubectl get's table of each resource, wide or not. */
+/** A rule's oldest Kubernetes minor, with its reasons as tooltip; marked when the target is older. */
+function kubernetesCell(r: CrdplayCompatRule | undefined, target: number): HTMLElement {
+  if (!r) return h('td', { class: 'kubernetes' });
+  const short = r.minor === 0 || r.minor > target;
+  return h('td', { class: `kubernetes${short ? ' warning' : ''}`, title: reasonsText(r.reasons) || `every version checked accepts it` }, ruleMinor(r));
+}
+
 export function renderTable(pane: HTMLElement, res: CrdplayEvaluateResult, wide: boolean, onWide: (w: boolean) => void): void {
   const toggle = h('label', { class: 'toggle' }, h('input', { type: 'checkbox', id: 'table-wide', checked: wide }), ' wide (-o wide)');
   toggle.querySelector('input')!.addEventListener('change', (e) => onWide((e.target as HTMLInputElement).checked));

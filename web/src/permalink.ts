@@ -20,6 +20,8 @@ export interface State {
   /** Set in links made without the CRD's schema descriptions: how many were dropped (decimal), for the page
    * that opens the link to say so. */
   dropped?: string;
+  /** The Kubernetes target ("1.35", versions.ts); links from pages without one open at the default. */
+  version?: string;
 }
 
 /** Current format: v1 = deflate-raw of the JSON of State. */
@@ -92,7 +94,7 @@ function stateOf(state: unknown): Partial<State> {
   if (!state || typeof state !== 'object' || Array.isArray(state)) throw new LinkError('This link holds no playground state.');
   const s = state as Record<string, unknown>;
   const out: Partial<State> = {};
-  for (const k of ['crd', 'objects', 'old', 'mode', 'webhook', 'tab', 'dropped'] as const) {
+  for (const k of ['crd', 'objects', 'old', 'mode', 'webhook', 'tab', 'dropped', 'version'] as const) {
     if (typeof s[k] === 'string') out[k] = s[k] as string;
   }
   return out;

@@ -1,0 +1,73 @@
+// The Kubernetes target: the minor version a visitor wants the CRD to work on. The engine answers as its own
+// version whatever the target; each CRD's compat report (crdplay.evaluate's CrdplayCRDResult.compat) says
+// from which minor every field works, and the page turns the fields that need more than the target into
+// warnings at their place. The target is the page's alone, so evaluations and their cache never depend on it.
+import type { CrdplayCompatReason, CrdplayCompatReport, CrdplayCompatRule, CrdplayCRDResult, CrdplayDiagnostic, CrdplayEvaluateResult, CrdplayKubernetesRange } from '../static/crdplay.d.ts';
+
+/** The minors the page offers before the engine has said which it considers (CrdplayEvaluateResult.kubernetes,
+ * which then replaces it): Go's k8sversions.Oldest and Newest. */
+export const DEFAULT_RANGE: CrdplayKubernetesRange = { oldest: 28, newest: 37 };
+
+/** A minor as the page writes it: "1.35". */
+export function minorName(minor: number): string {
+  return `1.${minor}`;
+}
+
+/** The minor a target written as "1.35" names, when range has it; null otherwise (and for "1.035", "v1.35"). */
+export function parseTarget(text: string, range: CrdplayKubernetesRange): number | null {
+  const m = /^1\.(0|[1-9][0-9]{0,2})$/.exec(text.trim());
+  if (!m) return null;
+  const minor = Number(m[1]);
+  return minor >= range.oldest && minor <= range.newest ? minor : null;
+}
+
+/** What the page says when a link or URL names a target it does not know. */
+export function unknownTargetNotice(text: string, range: CrdplayKubernetesRange): string {
+  const shown = text.length > 40 ? `${text.slice(0, 40)}…` : text;
+  return `This link asks for Kubernetes version "${shown}", which the playground does not check; it checks for ` +
+    `Kubernetes ${minorName(range.newest)} instead (it knows ${minorName(range.oldest)} to ${minorName(range.newest)}).`;
+}
+
+/** The fields of every CRD that servers of the target refuse or ignore, as warnings at their place in the
+ * CRD editor. */
+export function targetDiagnostics(res: CrdplayEvaluateResult, target: number): CrdplayDiagnostic[] {
+  const out: CrdplayDiagnostic[] = [];
+  for (const c of res.crds) {
+    for (const r of c.compat?.reasons ?? []) {
+      if (r.minor <= target || !r.span) continue;
+      out.push({
+        source: 'crds', document: c.document, field: r.field, type: 'KubernetesVersion', severity: 'warning',
+        message: `Kubernetes ${minorName(target)} ${r.effect === 'refused' ? 'refuses' : 'ignores'} this: ${r.message}`,
+        line: r.span.line, column: r.span.column, endLine: r.span.endLine, endColumn: r.span.endColumn, exact: true,
+      });
+    }
+  }
+  return out;
+}
+
+/** One line on a CRD for the Result pane: the oldest minor that accepts it, and what decides it. */
+export function compatLine(c: CrdplayCompatReport, range: CrdplayKubernetesRange): string {
+  if (c.minor === 0) return 'No Kubernetes version accepts this CRD: a rule is refused by every one (the engine says why).';
+  if (c.minor <= range.oldest) {
+    return `Works on Kubernetes ${minorName(range.oldest)} and later (the oldest version checked).`;
+  }
+  const deciding = c.reasons.filter((r) => r.minor === c.minor);
+  const why = deciding.slice(0, 3).map((r) => `${r.feature || r.field} needs ${minorName(r.minor)} (older servers ${r.effect === 'refused' ? 'refuse it' : 'drop or ignore it'})`);
+  if (deciding.length > 3) why.push(`${deciding.length - 3} more`);
+  return `Works on Kubernetes ${minorName(c.minor)} and later${why.length ? ` — ${why.join('; ')}` : ''}.`;
+}
+
+/** The tooltip of a rule's or a CRD's minor: each reason's message, and the older server's compile error. */
+export function reasonsText(reasons: CrdplayCompatReason[] | undefined): string {
+  return (reasons ?? []).map((r) => r.message + (r.detail ? `\n${r.detail}` : '')).join('\n');
+}
+
+/** A rule's minor as the CEL pane shows it: "1.34+", or "none" when no version accepts it. */
+export function ruleMinor(r: CrdplayCompatRule): string {
+  return r.minor ? `${minorName(r.minor)}+` : 'none';
+}
+
+/** The version reports of a CRD's rules by field (a CrdplayRuleCost's field). */
+export function rulesByField(c: CrdplayCRDResult): Map<string, CrdplayCompatRule> {
+  return new Map((c.compat?.rules ?? []).map((r) => [r.field, r]));
+}
