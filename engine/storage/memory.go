@@ -18,9 +18,9 @@ const (
 	// does for a compacted revision: the client lists again and watches from the list's resourceVersion.
 	memoryHistoryEvents = 1024
 	// memoryHistoryBytes bounds the previous contents that only the history keeps alive (the Prev of each
-	// event; the rest is the current objects): a 3 MB object patched 150 times keeps about five old copies, not
-	// 150. The oldest events are forgotten first, with the same 410 Gone past them as past
-	// memoryHistoryEvents. The newest event is kept whatever its size.
+	// event; the rest is the current objects): a 1 MiB object, near the largest a write may carry, patched
+	// 300 times keeps 16 old copies, not 300. The oldest events are forgotten first, with the same 410 Gone
+	// past them as past memoryHistoryEvents. The newest event is kept whatever its size.
 	memoryHistoryBytes = 16 << 20
 	// memoryWatchBuffer is how many events wait in a watch's channel for its reader, upstream's default watch
 	// channel size (minWatchChanSize in watch_cache_history.go). A watcher reads the shared history rather than
@@ -32,6 +32,10 @@ const (
 
 // Memory is the in-memory Interface used in the browser and by default in the server. What it remembers of the
 // past is bounded by memoryHistoryEvents and memoryHistoryBytes, and what a watch holds by memoryWatchBuffer.
+// A write is bounded as etcd under kube-apiserver bounds it (sizelimit.go): Create and Update refuse a write
+// whose etcd request would be over etcd's 1.5 MiB request limit (the value, the key twice, three times for an
+// update, and about 40 bytes of framing) with etcd's "etcdserver: request is too large", and one over the etcd
+// client's 2 MiB send limit with the gRPC client's "trying to send message larger than max (N vs. 2097152)".
 type Memory struct {
 	mu   sync.Mutex
 	rev  int64
@@ -145,6 +149,9 @@ func (s *Memory) compactedLocked() int64 {
 
 // Create implements Interface.
 func (s *Memory) Create(_ context.Context, key string, value []byte) (int64, error) {
+	if err := checkWriteSize(key, value, 0, false); err != nil {
+		return 0, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.data[key]; ok {
@@ -155,6 +162,9 @@ func (s *Memory) Create(_ context.Context, key string, value []byte) (int64, err
 
 // Update implements Interface.
 func (s *Memory) Update(_ context.Context, key string, value []byte, expected int64) (int64, error) {
+	if err := checkWriteSize(key, value, expected, true); err != nil {
+		return 0, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old, ok := s.data[key]

@@ -191,10 +191,10 @@ func TestMemorySlowWatcher(t *testing.T) {
 	}
 }
 
-// TestMemoryHistoryHeap: what the store keeps of the past is bounded by bytes: 150 patches of a 3 MB object
-// keep a few old copies (the history's 16 MiB), not 150 (about 450 MB).
+// TestMemoryHistoryHeap: what the store keeps of the past is bounded by bytes: 300 patches of a 1 MiB object
+// (near the largest etcd takes) keep 16 old copies (the history's 16 MiB), not 300.
 func TestMemoryHistoryHeap(t *testing.T) {
-	const size, patches = 3 << 20, 150
+	const size, patches = 1 << 20, 300
 	// The current object, the 16 MiB of history and room for the collector's accounting.
 	const limit = size + historyBytes + 8<<20
 	ctx := context.Background()
