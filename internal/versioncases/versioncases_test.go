@@ -155,13 +155,7 @@ func caseProblems(dir, ref string) []string {
 // knownGaps are the outputs of the default version's cases where the engine is known to answer otherwise
 // than the real server, each with what differs. The replay fails if these outputs match (the gap is closed:
 // drop the entry) as well as if any other output differs.
-var knownGaps = map[string]map[string]string{
-	"delete-ignore-read-error": {
-		"04-delete-alone.json": "DELETE with ignoreStoreReadErrorWithClusterBreakingPotential alone on a readable object: " +
-			"the real server refuses it (409, \"unsafe deletion is not allowed because the object is decodable from storage\"), the engine deletes it",
-		"05-list.json": "follows from 04: the real server still lists the object",
-	},
-}
+var knownGaps = map[string]map[string]string{}
 
 // TestReplayDefaultVersion replays the default version's recordings against the engine in-process, as
 // engine's TestOracleCases does for testdata/oracle: every normalised response must be byte-identical, except

@@ -108,6 +108,10 @@ func (r *crRequest) delete() (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
+	if ignoresReadErrors(opts) {
+		decodes := func(o storage.Object) error { _, err := r.decodeStored(o); return err }
+		return unsafeDelete(ctx, r.s.cfg.Storage, r.gr(), r.vi.kind.Kind, r.key(r.info.Namespace, r.info.Name), r.info.Name, decodes, len(opts.DryRun) > 0)
+	}
 	out, deleted, err := r.deleteOne(ctx, r.info.Name, opts)
 	if err != nil {
 		return reply{}, err
@@ -212,13 +216,17 @@ func (r *crRequest) markDeleting(ctx context.Context, key string, o storage.Obje
 // it, while it has finalizers), and answer with the list as it was before the deletions.
 func (r *crRequest) deleteCollection() (reply, error) {
 	ctx := ctxWithNamespace(r.req.Context(), r.info.Namespace)
+	// The handler reads the list options first, then the delete options.
+	lopts, err := r.listOptions()
+	if err != nil {
+		return reply{}, err
+	}
 	opts, err := deleteOptions(r.req, r.s.cfg.MaxRequestBytes)
 	if err != nil {
 		return reply{}, err
 	}
-	lopts, err := r.listOptions()
-	if err != nil {
-		return reply{}, err
+	if ignoresReadErrors(opts) {
+		return reply{}, errUnsafeDeleteCollection()
 	}
 	page, err := r.s.listState(ctx, lopts, r.listSource(lopts))
 	if err != nil {
@@ -240,6 +248,14 @@ func (r *crdRequest) delete() (reply, error) {
 	}
 	r.s.mu.Lock()
 	defer r.s.mu.Unlock()
+	if ignoresReadErrors(opts) {
+		decodes := func(o storage.Object) error { _, err := decodeCRD(o); return err }
+		out, err := unsafeDelete(ctx, r.s.cfg.Storage, crdGR, crdGVK.Kind, crdKey(r.info.Name), r.info.Name, decodes, len(opts.DryRun) > 0)
+		if err == nil && len(opts.DryRun) == 0 {
+			r.s.runControllers(ctx)
+		}
+		return out, err
+	}
 	for {
 		out, err := r.markCRDDeleting(ctx, opts)
 		if isLostRace(err) {
@@ -284,13 +300,17 @@ func (r *crdRequest) markCRDDeleting(ctx context.Context, opts *metav1.DeleteOpt
 // comes back. The answer is the list as it was before the deletions.
 func (r *crdRequest) deleteCollection() (reply, error) {
 	ctx := r.req.Context()
+	// The handler reads the list options first, then the delete options.
+	lopts, err := r.listOptions()
+	if err != nil {
+		return reply{}, err
+	}
 	opts, err := deleteOptions(r.req, r.s.cfg.MaxRequestBytes)
 	if err != nil {
 		return reply{}, err
 	}
-	lopts, err := r.listOptions()
-	if err != nil {
-		return reply{}, err
+	if ignoresReadErrors(opts) {
+		return reply{}, errUnsafeDeleteCollection()
 	}
 	r.s.mu.Lock()
 	defer r.s.mu.Unlock()
