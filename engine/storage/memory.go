@@ -25,8 +25,9 @@ const (
 	// memoryWatchBuffer is how many events wait in a watch's channel for its reader, upstream's default watch
 	// channel size (minWatchChanSize in watch_cache_history.go). A watcher reads the shared history rather than
 	// a private copy of it, so a slow one costs no memory; one so slow that the history forgets an event it has
-	// not received yet has its channel closed (the engine ends the watch with 410 Gone, the client lists again),
-	// as upstream terminates a watcher that cannot keep up. Writers never wait for a watcher.
+	// not received yet has its channel closed (the engine ends the watch stream; the client watches again from
+	// the last revision it got and is answered 410 Gone, then lists again), as upstream terminates a watcher
+	// that cannot keep up. Writers never wait for a watcher.
 	memoryWatchBuffer = 10
 )
 

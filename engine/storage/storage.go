@@ -32,7 +32,8 @@ type Interface interface {
 	// Watch streams the changes under prefix made after revision fromRevision (0 means from now). A
 	// fromRevision whose later changes the store has forgotten fails with a *CompactedError. The channel is
 	// closed when ctx is done or the store can no longer follow the changes; a closed channel without a
-	// cancelled ctx means the watcher must list again.
+	// cancelled ctx means the watcher fell behind: the engine ends the watch stream, and the client watches
+	// again from the last revision it got.
 	Watch(ctx context.Context, prefix string, fromRevision int64) (<-chan Event, error)
 }
 

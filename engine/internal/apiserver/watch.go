@@ -31,6 +31,7 @@ import (
 //     3 seconds for it and otherwise ends the stream with a 504 "Too large resource version" ERROR event.
 //   - resourceVersion N: the changes after N. A revision older than the store remembers ends the stream with a
 //     410 Expired ERROR event ("too old resource version"), which tells clients to list again.
+//   - A watch the store stops (one that fell too far behind) ends the stream without an ERROR event.
 //   - An update that makes an object match the selectors is ADDED, one that makes it stop matching is DELETED
 //     (with the previous content at the new revision).
 //   - With allowWatchBookmarks, a BOOKMARK carrying the current revision about every minute and 2 seconds before
@@ -203,9 +204,10 @@ func (s *Server) serveWatch(w http.ResponseWriter, req *http.Request, rec *warni
 			nextBookmark()
 		case ev, ok := <-ch:
 			if !ok {
-				if ctx.Err() == nil {
-					ws.send("ERROR", errorToStatus(apierrors.NewResourceExpired("the watch could not keep up; list again")))
-				}
+				// The store stopped the watch (it fell behind): the stream ends without an ERROR event, as the
+				// watch handler ends it when the watch cache terminates a watcher that cannot keep up. The
+				// client watches again from the last resourceVersion it got, which answers 410 only if the
+				// store has forgotten it.
 				return
 			}
 			last = ev.Object.Revision
