@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -52,6 +53,25 @@ func (s *Server) serveCustomResource(w http.ResponseWriter, req *http.Request, r
 	}
 	r := &crRequest{s: s, w: w, req: req, rec: rec, info: info, ci: ci, vi: vi,
 		terminating: !crd.DeletionTimestamp.IsZero() || apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Terminating)}
+	// As the CRD handler does, the route is chosen before the answer's media type is negotiated: an unknown
+	// subresource is a 404 whatever the Accept header, and the PATCH handler checks the Content-Type (415)
+	// before it negotiates (406).
+	var serve func() (reply, error)
+	switch {
+	case info.Subresource == "status" && vi.status != nil:
+		serve = r.serveStatus
+	case info.Subresource == "scale" && vi.subresources != nil && vi.subresources.Scale != nil:
+		serve = r.serveScale
+	case info.Subresource == "":
+		serve = r.serveMain
+	default:
+		r.fail(apierrors.NewNotFound(r.gr(), info.Name))
+		return
+	}
+	if info.Verb == "patch" && !slices.Contains(crPatchTypes, string(patchType(req.Header.Get("Content-Type")))) {
+		r.fail(negotiation.NewUnsupportedMediaTypeError(crPatchTypes))
+		return
+	}
 	mt, _, err := negotiation.NegotiateOutputMediaType(req, outputSerializers{}, restrictions{table: true})
 	if err != nil {
 		r.fail(err)
@@ -59,17 +79,7 @@ func (s *Server) serveCustomResource(w http.ResponseWriter, req *http.Request, r
 	}
 	r.mt = mt
 
-	var result reply
-	switch {
-	case info.Subresource == "status" && vi.status != nil:
-		result, err = r.serveStatus()
-	case info.Subresource == "scale" && vi.subresources != nil && vi.subresources.Scale != nil:
-		result, err = r.serveScale()
-	case info.Subresource == "":
-		result, err = r.serveMain()
-	default:
-		err = apierrors.NewNotFound(r.gr(), info.Name)
-	}
+	result, err := serve()
 	if err == errHandled {
 		return
 	}

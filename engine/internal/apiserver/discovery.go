@@ -37,7 +37,7 @@ func (s *Server) serveNonResource(w http.ResponseWriter, req *http.Request, rec 
 	case len(parts) >= 2 && parts[0] == "openapi":
 		s.serveOpenAPI(w, req, rec, parts)
 	case len(parts) == 1 && parts[0] == "version":
-		s.writeRawJSON(w, rec, kubeVersion)
+		s.writeRawJSON(w, rec, http.StatusOK, kubeVersion)
 	case len(parts) == 1 && parts[0] == "api":
 		s.write(w, req, rec, reply{code: http.StatusOK, raw: &metav1.APIVersions{TypeMeta: metav1.TypeMeta{Kind: "APIVersions"}, Versions: []string{}}}, mt)
 	case len(parts) == 1 && parts[0] == "apis" && wantsAggregated(req):
@@ -69,8 +69,9 @@ func writeDiscovery[T any](s *Server, w http.ResponseWriter, req *http.Request, 
 	}
 }
 
-// writeRawJSON answers with an indented JSON document, as responsewriters.WriteRawJSON does for /version.
-func (s *Server) writeRawJSON(w http.ResponseWriter, rec *warnings, v interface{}) {
+// writeRawJSON answers with an indented JSON document, as responsewriters.WriteRawJSON does for /version and for
+// an error whose Accept header cannot be satisfied.
+func (s *Server) writeRawJSON(w http.ResponseWriter, rec *warnings, code int, v interface{}) {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -81,7 +82,7 @@ func (s *Server) writeRawJSON(w http.ResponseWriter, rec *warnings, v interface{
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-cache, private")
-	w.WriteHeader(http.StatusOK)
+	w.WriteHeader(code)
 	w.Write(data)
 }
 

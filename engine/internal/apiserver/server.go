@@ -125,7 +125,15 @@ func firstLines(s string, n int) string {
 // fail answers with the Status of err.
 func (s *Server) fail(w http.ResponseWriter, req *http.Request, rec *warnings, err error) {
 	st := errorToStatus(err)
-	s.write(w, req, rec, reply{code: int(st.Code), obj: st}, negotiation.MediaTypeOptions{})
+	// As responsewriters.ErrorNegotiated: the error in the media type the Accept header asks for (no Table or
+	// other transformation), or, when none can be negotiated, as indented JSON: the error is not hidden
+	// behind the failed negotiation.
+	mt, _, nerr := negotiation.NegotiateOutputMediaType(req, outputSerializers{}, negotiation.DefaultEndpointRestrictions)
+	if nerr != nil {
+		s.writeRawJSON(w, rec, int(st.Code), st)
+		return
+	}
+	s.write(w, req, rec, reply{code: int(st.Code), obj: st}, mt)
 }
 
 // write sends a reply with the request's warnings, as JSON unless YAML was negotiated.
