@@ -6,7 +6,7 @@ import { install } from '../static/client.js';
 import type { CrdplayClient, CrdplayDiagnostic, CrdplayEvaluateResult, CrdplayMode } from '../static/crdplay.d.ts';
 import { createEditors, editorOf, type EditorId, type Editors } from './editors';
 import { evaluate, type Session } from './evaluate';
-import { decode, droppedNotice, encode, LinkError, openShort, shortID, type State } from './permalink';
+import { decode, droppedNotice, encode, fittingFragment, LinkError, openShort, shortID, type State } from './permalink';
 import { share as shareLink } from './share';
 import { documents, toValue } from './yaml';
 import { kindSchemas, type KindSchema } from './schema';
@@ -456,10 +456,21 @@ function show(res: CrdplayEvaluateResult): void {
   document.body.dataset.runs = String(app.runs);
   if (embed) {
     // "Open in crdplay" carries what the frame shows.
-    void encode(state()).then((frag) => {
+    // Every evaluation would store a short link, so the link is made without one: a state too big even without
+    // its schema descriptions says so on the link rather than opening something else.
+    void fittingFragment(state(), { short: false }).then(({ frag, note }) => {
       const a = $<HTMLAnchorElement>('open-full');
-      if (a) a.href = new URL(`${assets.home || './'}#${frag}`, location.href).href;
-    }, () => {});
+      if (!a) return;
+      a.href = new URL(`${assets.home || './'}#${frag}`, location.href).href;
+      a.title = note;
+      a.removeAttribute('aria-disabled');
+    }, (e) => {
+      const a = $<HTMLAnchorElement>('open-full');
+      if (!a) return;
+      a.removeAttribute('href');
+      a.setAttribute('aria-disabled', 'true');
+      a.title = e instanceof LinkError ? e.message : String(e);
+    });
   }
   const st = $('status');
   if (st) st.dataset.evaluated = `${res.timings.total.toFixed(1)}`;
@@ -530,14 +541,23 @@ renderLog($('pane-http')!, app.log);
 // 9. The embed dialog.
 const dialog = $<HTMLDialogElement>('embed-dialog');
 async function snippet(): Promise<string> {
-  const frag = await encode(state()).catch(() => '');
+  // A state too big for a link gets a link that still shows it (or says why there is none), never an iframe
+  // that would open the default example instead.
+  let frag: string;
+  let note: string;
+  try {
+    ({ frag, note } = await fittingFragment(state(), { short: true }));
+  } catch (e) {
+    return `<!-- crdplay: no embed snippet: ${e instanceof LinkError ? e.message : String(e)} -->`;
+  }
   const p = new URLSearchParams();
   if (($('embed-readonly') as HTMLInputElement)?.checked) p.set('readonly', '1');
   if (($('embed-objects-only') as HTMLInputElement)?.checked) p.set('panes', `objects,${($('embed-tab') as HTMLSelectElement).value}`);
   p.set('tab', ($('embed-tab') as HTMLSelectElement)?.value ?? 'result');
   if (app.target !== app.range.newest) p.set('version', minorName(app.target));
   const src = new URL(`embed/?${p}#${frag}`, new URL(assets.home || './', location.href)).href;
-  return `<iframe src="${src}" title="crdplay" style="width:100%;border:0" height="560" loading="lazy"></iframe>\n` +
+  return (note ? `<!-- crdplay: ${note} -->\n` : '') +
+    `<iframe src="${src}" title="crdplay" style="width:100%;border:0" height="560" loading="lazy"></iframe>\n` +
     `<script>addEventListener('message',function(e){if(e.data&&e.data.type==='crdplay:resize')` +
     `document.querySelectorAll('iframe').forEach(function(f){if(f.contentWindow===e.source)f.height=e.data.height})})</script>`;
 }

@@ -267,6 +267,28 @@ export async function openShort(id: string, page: string = location.href): Promi
   return stateOf(body);
 }
 
+/**
+ * The fragment of a link to state that opens on any host when the whole state is too big for one: the state
+ * without the CRD's schema descriptions (they change no verdict) when that fits, else, with short, a short link
+ * kept by the server hosting the page. note says what the link leaves out or where it is kept; '' for the whole
+ * state. A LinkError says why no link can be made.
+ */
+export async function fittingFragment(state: State, opts: { short: boolean }): Promise<{ frag: string; note: string }> {
+  const whole = await fragment(state);
+  if (whole.length <= MAX_FRAGMENT) return { frag: whole, note: '' };
+  const over = new TooBigError(whole.length).message;
+  const stripped = withoutDescriptions(state.crd);
+  if (stripped.dropped > 0) {
+    const small = await fragment({ ...state, crd: stripped.text, dropped: String(stripped.dropped) });
+    if (small.length <= MAX_FRAGMENT) {
+      return { frag: small, note: `${over} This link leaves out the CRD's ${stripped.dropped} schema descriptions, which change no verdict.` };
+    }
+  }
+  const endpoint = opts.short ? await shortLinks() : null;
+  if (endpoint) return { frag: `s=${await storeShort(endpoint, state)}`, note: `${over} This is a short link: the server hosting this page keeps the state.` };
+  throw new LinkError(`${over} ${stripped.dropped > 0 ? 'Even without its schema descriptions the CRD does not fit' : 'The CRD has no schema descriptions to leave out'}${opts.short ? ', and this host keeps no short links (they need crdplay-server).' : '.'}`);
+}
+
 /** The short link's id in a URL ("#s=ID" or "?s=ID"), or null. */
 export function shortID(url: URL): string | null {
   return new URLSearchParams(url.hash.slice(1)).get('s') ?? url.searchParams.get('s');

@@ -70,6 +70,15 @@ async function clickShare() {
   return page.textContent('#notice');
 }
 
+/** Opens the Embed dialog and returns its snippet once made, then closes the dialog. */
+async function embedSnippet() {
+  await page.click('#embed-open');
+  await page.waitForFunction(() => document.getElementById('embed-snippet').value.includes('crdplay'), null, { timeout: 60_000 });
+  const v = await page.inputValue('#embed-snippet');
+  await page.keyboard.press('Escape');
+  return v;
+}
+
 before(async () => {
   mkdirSync(resultsDir, { recursive: true });
   server = await startServer();
@@ -100,6 +109,11 @@ test('the largest corpus CRD: too big by N kB, still too big without description
   const opened = await open(url);
   assert.equal(opened.crd, await editorText('crd'));
   assert.deepEqual(opened.verdict, full);
+
+  // The Embed dialog's snippet carries the same state by a short link, and says so, rather than an empty link.
+  const snippet = await embedSnippet();
+  assert.match(snippet, /^<!-- crdplay: This playground is too big for a link: .* This is a short link/);
+  assert.match(snippet, /<iframe src="[^"]*embed\/\?[^"]*#s=[A-Za-z0-9_-]{16}"/);
 });
 
 test('a CRD too big for a link that fits without its descriptions: the link says so and gives the same verdicts', async (t) => {
@@ -122,6 +136,11 @@ test('a CRD too big for a link that fits without its descriptions: the link says
   const original = corpus('kyverno/ClusterPolicy', 'crd.yaml');
   assert.ok(opened.crd.length < original.length / 2, `${opened.crd.length} of ${original.length} characters`);
   assert.equal((original.match(/^ *description:$/gm) ?? []).length, (opened.crd.match(/^ *description:$/gm) ?? []).length);
+
+  // The Embed dialog's snippet does the same, and says what it leaves out.
+  const snippet = await embedSnippet();
+  assert.match(snippet, new RegExp(`^<!-- crdplay: This playground is too big for a link: .* leaves out the CRD's ${dropped} schema descriptions`));
+  assert.match(snippet, /<iframe src="[^"]*embed\/\?[^"]*#v1\.[A-Za-z0-9_-]+"/);
 });
 
 test('an unknown short link says why it is not opened', async () => {
