@@ -279,8 +279,13 @@ func (r *crdRequest) markCRDDeleting(ctx context.Context, opts *metav1.DeleteOpt
 	if err != nil {
 		return nil, err
 	}
+	// The CRD registry's Delete checks the preconditions itself, in its own words, before the generic store's
+	// (apiextensions-apiserver pkg/registry/customresourcedefinition/etcd.go).
 	if p := opts.Preconditions; p != nil && p.UID != nil && *p.UID != live.UID {
-		return nil, apierrors.NewConflict(crdGR, live.Name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, live.UID))
+		return nil, apierrors.NewConflict(crdGR, live.Name, fmt.Errorf("precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, live.UID))
+	}
+	if p := opts.Preconditions; p != nil && p.ResourceVersion != nil && *p.ResourceVersion != live.ResourceVersion {
+		return nil, apierrors.NewConflict(crdGR, live.Name, fmt.Errorf("precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, live.ResourceVersion))
 	}
 	next := live.DeepCopy()
 	if !crds.PrepareForDelete(next, metav1.NewTime(r.s.now())) {
