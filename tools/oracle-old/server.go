@@ -28,18 +28,15 @@ import (
 
 	"github.com/spf13/pflag"
 	"go.etcd.io/etcd/server/v3/embed"
-	noopoteltrace "go.opentelemetry.io/otel/trace/noop"
 
 	extensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
 	"k8s.io/apiextensions-apiserver/pkg/cmd/server/options"
 	generatedopenapi "k8s.io/apiextensions-apiserver/pkg/generated/openapi"
-	"k8s.io/apiserver/pkg/authentication/request/anonymous"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/util/openapi"
 	"k8s.io/apiserver/pkg/util/webhook"
 	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/component-base/version"
 	netutils "k8s.io/utils/net"
@@ -170,7 +167,7 @@ func startAPIServer(o serverOptions, dataDir, etcdURL string) (*runningServer, e
 	if err := fs.Parse(o.ExtraFlags); err != nil {
 		return nil, fmt.Errorf("upstream flags: %w", err)
 	}
-	if err := opts.ServerRunOptions.ComponentGlobalsRegistry.Set(); err != nil {
+	if err := setComponentGlobals(opts); err != nil {
 		return nil, err
 	}
 
@@ -215,7 +212,7 @@ func startAPIServer(o serverOptions, dataDir, etcdURL string) (*runningServer, e
 	if err := opts.ServerRunOptions.ApplyTo(&serverConfig.Config); err != nil {
 		return nil, err
 	}
-	if err := ro.ApplyTo(serverConfig); err != nil {
+	if err := applyRecommended(ro, serverConfig); err != nil {
 		return nil, err
 	}
 	if err := opts.APIEnablement.ApplyTo(&serverConfig.Config, extensionsapiserver.DefaultAPIResourceConfigSource(), extensionsapiserver.Scheme); err != nil {
@@ -227,10 +224,10 @@ func startAPIServer(o serverOptions, dataDir, etcdURL string) (*runningServer, e
 	serverConfig.LoopbackClientConfig.UserAgent = "kube-apiserver/" + serverVersion() + " (linux/amd64) kubernetes/oracle"
 	// Everyone is system:anonymous; the loopback token (system:masters) is
 	// added on top of this by Config.Complete().
-	serverConfig.Authentication.Authenticator = anonymous.NewAuthenticator(nil)
+	serverConfig.Authentication.Authenticator = anonymousAuthenticator()
 	// A fake core client: the only consumer is the Service lister used to
 	// resolve conversion webhook services.
-	serverConfig.SharedInformerFactory = informers.NewSharedInformerFactory(fake.NewClientset(), 0)
+	serverConfig.SharedInformerFactory = informers.NewSharedInformerFactory(fakeClientset(), 0)
 
 	getDefs := openapi.GetOpenAPIDefinitionsWithoutDisabledFeatures(generatedopenapi.GetOpenAPIDefinitions)
 	serverConfig.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(getDefs, openapinamer.NewDefinitionNamer(extensionsapiserver.Scheme, scheme.Scheme))
@@ -241,7 +238,7 @@ func startAPIServer(o serverOptions, dataDir, etcdURL string) (*runningServer, e
 		ExtraConfig: extensionsapiserver.ExtraConfig{
 			CRDRESTOptionsGetter: options.NewCRDRESTOptionsGetter(*ro.Etcd, serverConfig.ResourceTransformers, serverConfig.StorageObjectCountTracker),
 			ServiceResolver:      noServices{},
-			AuthResolverWrapper:  webhook.NewDefaultAuthenticationInfoResolverWrapper(nil, nil, serverConfig.LoopbackClientConfig, noopoteltrace.NewTracerProvider()),
+			AuthResolverWrapper:  webhook.NewDefaultAuthenticationInfoResolverWrapper(nil, nil, serverConfig.LoopbackClientConfig, noopTracerProvider()),
 		},
 	}
 
@@ -251,10 +248,10 @@ func startAPIServer(o serverOptions, dataDir, etcdURL string) (*runningServer, e
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	prepared := server.GenericAPIServer.PrepareRun()
+	run := prepareRun(server.GenericAPIServer)
 	runErr := make(chan error, 1)
 	go func() {
-		runErr <- prepared.RunWithContext(ctx)
+		runErr <- run(ctx)
 	}()
 
 	// plain HTTP listener with the same handler chain
@@ -333,7 +330,7 @@ func (noServices) ResolveEndpoint(namespace, name string, port int32) (*url.URL,
 func serverVersion() string {
 	v := version.Get().GitVersion
 	if v == "" || strings.HasPrefix(v, "v0.0.0") {
-		return "v1.32.13"
+		return kubeVersion
 	}
 	return v
 }

@@ -1,5 +1,7 @@
 // A module of its own: the oracle built against the 1.32 apiextensions-apiserver.
-module crdplay/tools/oracle-old/v1.32
+// go.1.30.mod holds the same module's 1.30 dependencies (build.sh 1.30 selects it
+// with -modfile and the k8s130 build tag).
+module crdplay/tools/oracle-old
 
 go 1.26.8
 

@@ -1,5 +1,7 @@
-// A module of its own: the oracle built against the 1.30 apiextensions-apiserver.
-module crdplay/tools/oracle-old/v1.30
+// The oracle's 1.30 dependencies: go build -modfile=go.1.30.mod -tags k8s130
+// (build.sh 1.30). go.mod holds the 1.32 ones. Not for go mod tidy, which
+// reads every build tag's imports, the 1.32-only ones included.
+module crdplay/tools/oracle-old
 
 go 1.26.8
 

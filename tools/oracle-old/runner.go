@@ -32,7 +32,7 @@ const (
 	crdAPI         = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 	crdKind        = "CustomResourceDefinition"
 	fieldManager   = "oracle"
-	clientUA       = "oracle/v0.32.13"
+	clientUA       = "oracle/" + moduleVersion
 	mergePatchType = "application/merge-patch+json"
 	jsonPatchType  = "application/json-patch+json"
 	applyPatchType = "application/apply-patch+yaml"
