@@ -34,6 +34,10 @@ func (s *Server) serveCRD(w http.ResponseWriter, req *http.Request, rec *warning
 		s.notFound(w, req, rec)
 		return
 	}
+	if err := crdRouteError(req, info); err != nil && crdRouted(info) {
+		s.fail(w, req, rec, err)
+		return
+	}
 	mt, _, err := negotiation.NegotiateOutputMediaType(req, outputSerializers{}, restrictions{table: true})
 	if err != nil {
 		s.fail(w, req, rec, err)

@@ -73,7 +73,10 @@ func TestPatchSetUp(t *testing.T) {
 		{name: "cr not JSON", path: crPath, contentType: "application/merge-patch+json", body: `{`, wantCode: 400, wantMessage: "invalid JSON patch"},
 		{name: "crd strategic", path: crdPath, contentType: "application/strategic-merge-patch+json", body: `{"metadata":{"labels":{"a":"b"}}}`, wantCode: 200},
 		{name: "crd charset", path: crdPath, contentType: "application/merge-patch+json;charset=utf-8", body: `{"metadata":{"labels":{"a":"c"}}}`, wantCode: 200},
-		{name: "crd upper case", path: crdPath, contentType: "APPLICATION/STRATEGIC-MERGE-PATCH+JSON", body: `{}`, wantCode: 415, wantMessage: unsupported(crdTypes)},
+		// The CRD route's go-restful router compares the Content-Type itself, before the handler (recorded from the
+		// oracle): exactly, but without parameters and the spaces around the type.
+		{name: "crd upper case", path: crdPath, contentType: "APPLICATION/STRATEGIC-MERGE-PATCH+JSON", body: `{}`, wantCode: 415, wantMessage: "415: Unsupported Media Type"},
+		{name: "crd space before charset", path: crdPath, contentType: "application/merge-patch+json ; charset=utf-8", body: `{}`, wantCode: 415, wantMessage: unsupported(crdTypes)},
 		{name: "crd not JSON", path: crdPath, contentType: "application/json-patch+json", body: `[`, wantCode: 400, wantMessage: "invalid JSON patch"},
 		{name: "scale merge", path: scalePath, contentType: "application/merge-patch+json", body: `{"spec":{"replicas":3}}`, wantCode: 200},
 		{name: "scale upper case", path: scalePath, contentType: "Application/merge-patch+json", body: `{}`, wantCode: 415, wantMessage: unsupported(crTypes)},
