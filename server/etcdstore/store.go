@@ -269,8 +269,10 @@ func (s *Store) Create(ctx context.Context, key string, value []byte) (int64, er
 	}
 	c, cancel := s.call(ctx)
 	defer cancel()
+	// Mod revision 0 is a missing key: kube-apiserver's transaction (OptimisticPut with expected revision 0),
+	// so that etcd's limits and the client's refusal count the same bytes as for the real server.
 	resp, err := s.kv.Txn(c).
-		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+		If(clientv3.Compare(clientv3.ModRevision(key), "=", 0)).
 		Then(clientv3.OpPut(key, string(value))).
 		Commit()
 	if err != nil {
@@ -290,11 +292,26 @@ func (s *Store) Update(ctx context.Context, key string, value []byte, expected i
 	}
 	c, cancel := s.call(ctx)
 	defer cancel()
+	if expected <= 0 {
+		// A missing key has ModRevision 0, so the transaction below would let an update with 0 create the
+		// key; no stored key has a mod revision below 1, so such an update only needs the key's state.
+		resp, err := s.kv.Get(c, key, clientv3.WithKeysOnly())
+		if err != nil {
+			return 0, s.fail(ctx, "update", key, err)
+		}
+		s.answered()
+		if len(resp.Kvs) == 0 {
+			return 0, fmt.Errorf("%s: %w", key, storage.ErrNotFound)
+		}
+		return 0, fmt.Errorf("%s: at revision %d, not %d: %w", key, resp.Kvs[0].ModRevision, expected, storage.ErrConflict)
+	}
+	// The transaction is kube-apiserver's (OptimisticPut of go.etcd.io/etcd/client/v3/kubernetes, with the
+	// Else that GuaranteedUpdate asks for), so that its encoded size, which etcd's limits and the client's
+	// refusal ("trying to send message larger than max (N vs. 2097152)") name, is the same as the real server's.
 	resp, err := s.kv.Txn(c).
-		// A missing key has ModRevision 0, so the revision alone would let an update with 0 create the key.
-		If(clientv3.Compare(clientv3.CreateRevision(key), ">", 0), clientv3.Compare(clientv3.ModRevision(key), "=", expected)).
+		If(clientv3.Compare(clientv3.ModRevision(key), "=", expected)).
 		Then(clientv3.OpPut(key, string(value))).
-		Else(clientv3.OpGet(key, clientv3.WithKeysOnly())).
+		Else(clientv3.OpGet(key)).
 		Commit()
 	if err != nil {
 		return 0, s.fail(ctx, "update", key, err)
@@ -510,7 +527,7 @@ func (e *etcdError) Error() string { return e.msg }
 func (e *etcdError) Unwrap() error { return e.err }
 
 // serverMessage is what etcd said about err: the server's own text for the errors it sends
-// ("etcdserver: request is too large"), the gRPC status message for the client's refusals. Neither names an
+// ("etcdserver: request is too large"), the gRPC status text for the client's refusals. Neither names an
 // endpoint or a key; the gRPC transport's connection errors can ("dial tcp 10.0.0.5:2379: ..."), so those are
 // summed up by their code.
 func serverMessage(err error) string {
@@ -525,7 +542,9 @@ func serverMessage(err error) string {
 		case codes.DeadlineExceeded, codes.Canceled:
 			return "etcd did not answer"
 		}
-		return rpctypes.ErrorDesc(err)
+		// Whole, as kube-apiserver passes it on: "rpc error: code = ResourceExhausted desc = ...". Built from
+		// the status alone, so that nothing a wrapper added can name an endpoint or a key.
+		return st.Err().Error()
 	}
 	return "etcd request failed"
 }

@@ -441,34 +441,64 @@ func writeCert(t *testing.T, dir, name string, parent *x509.Certificate, parentK
 	return cert, key
 }
 
-// TestServerErrorText: an error etcd's server reports reaches the caller in etcd's words, as kube-apiserver
-// answers it (an object over etcd's request limit: "etcdserver: request is too large"), without the endpoint
-// or the key, which only the log gets.
+// TestServerErrorText: an error etcd reports reaches the caller in the words kube-apiserver answers with (an
+// object over etcd's request limit: "etcdserver: request is too large"; over the etcd client's send limit, the
+// whole gRPC status, which names the size of the transaction), without the endpoint or the key, which only the
+// log gets. The memory store words the refusals as the real server does (recorded from the oracle in
+// testdata/oracle-api/object-size), so the transactions here must count the same bytes as kube-apiserver's.
 func TestServerErrorText(t *testing.T) {
 	t.Parallel()
 	var log syncBuffer
-	s := newStore(t, Config{Log: slog.New(slog.NewTextHandler(&log, nil))})
+	// The prefix is part of every key etcd is sent, so the memory store is given the prefixed keys.
+	prefix := fmt.Sprintf("/errors%d", prefixes.Add(1))
+	s := newStore(t, Config{Prefix: prefix, Log: slog.New(slog.NewTextHandler(&log, nil))})
 	ctx := context.Background()
 	// Above etcd's default request limit (1.5 MiB), below the client's send limit (2 MiB).
 	big := make([]byte, 1600*1024)
+	// Above the client's send limit.
+	huge := make([]byte, 2100*1024)
+	mem := storage.NewMemory()
 	for _, tc := range []struct {
 		name string
-		call func() error
+		// call returns the store's error and the memory store's for the same write.
+		call func() (error, error)
 	}{
-		{"Create", func() error { _, err := s.Create(ctx, "/registry/big", big); return err }},
-		{"Update", func() error {
+		{"Create", func() (error, error) {
+			_, err := s.Create(ctx, "/registry/big", big)
+			_, want := mem.Create(ctx, prefix+"/registry/big", big)
+			return err, want
+		}},
+		{"Update", func() (error, error) {
 			rev, err := s.Create(ctx, "/registry/small", []byte("v"))
 			if err != nil {
-				return fmt.Errorf("setup: %w", err)
+				return fmt.Errorf("setup: %w", err), nil
 			}
 			_, err = s.Update(ctx, "/registry/small", big, rev)
-			return err
+			_, want := mem.Update(ctx, prefix+"/registry/small", big, rev)
+			return err, want
+		}},
+		{"Create over the send limit", func() (error, error) {
+			_, err := s.Create(ctx, "/registry/huge", huge)
+			_, want := mem.Create(ctx, prefix+"/registry/huge", huge)
+			return err, want
+		}},
+		{"Update over the send limit", func() (error, error) {
+			rev, err := s.Create(ctx, "/registry/small2", []byte("v"))
+			if err != nil {
+				return fmt.Errorf("setup: %w", err), nil
+			}
+			_, err = s.Update(ctx, "/registry/small2", huge, rev)
+			_, want := mem.Update(ctx, prefix+"/registry/small2", huge, rev)
+			return err, want
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.call()
-			if err == nil || err.Error() != "etcdserver: request is too large" {
-				t.Errorf("%v, want exactly %q", err, "etcdserver: request is too large")
+			err, want := tc.call()
+			if want == nil || !strings.HasPrefix(want.Error(), "etcdserver: ") && !strings.HasPrefix(want.Error(), "rpc error: code = ResourceExhausted desc = ") {
+				t.Fatalf("the memory store answers %v, want a refusal for the size", want)
+			}
+			if err == nil || err.Error() != want.Error() {
+				t.Errorf("%v, want exactly %q", err, want)
 			}
 			if errors.Is(err, storage.ErrUnavailable) {
 				t.Errorf("%v is not unavailability: no retry will fix it", err)
