@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"sync"
 	"time"
@@ -129,10 +130,7 @@ func (tw *timeoutWriter) Flush() {
 // begin copies the handler's headers to the answer; tw.mu is held.
 func (tw *timeoutWriter) begin() {
 	tw.wroteHeader = true
-	dst := tw.w.Header()
-	for k, v := range tw.header {
-		dst[k] = v
-	}
+	maps.Copy(tw.w.Header(), tw.header)
 }
 
 // timeout ends the answer at the deadline: upstream's 504 Status (encoded as upstream's filter encodes it,
