@@ -26,6 +26,7 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	apiservercel "k8s.io/apiserver/pkg/cel"
 	"k8s.io/apiserver/pkg/cel/common"
 	"k8s.io/apiserver/pkg/cel/environment"
 
@@ -233,7 +234,7 @@ func (w *walker) compile(s *apiextensions.JSONSchemaProps, ctx *apivalidation.CE
 		}
 		return
 	}
-	results, err := cel.Compile(info.Schema, info.DeclType, celconfig.PerCallLimit, w.envSet, cel.NewExpressionsEnvLoader())
+	results, err := CompileAt(ctx, info.Schema, info.DeclType, w.envSet)
 	if err != nil {
 		for i := range rules {
 			rules[i].Error = err.Error()
@@ -248,14 +249,7 @@ func (w *walker) compile(s *apiextensions.JSONSchemaProps, ctx *apivalidation.CE
 		r := &rules[i]
 		r.Transition = cr.UsesOldSelf
 		r.MaxCost = cr.MaxCost
-		// getExpressionCost in upstream's CRD validation: the context's cardinality when every list and map
-		// above is bounded, else the compiler's estimate.
-		if ctx.MaxCardinality != nil {
-			r.Cardinality, r.CardinalityBounded = *ctx.MaxCardinality, true
-		} else {
-			r.Cardinality = cr.MaxCardinality
-		}
-		r.Cost = saturatingMul(cr.MaxCost, r.Cardinality)
+		r.Cardinality, r.CardinalityBounded, r.Cost = cr.Cardinality, cr.CardinalityBounded, cr.Cost
 		r.ExceedsLimit = r.Cost > DefaultLimits.PerExpression
 		w.rep.Total = saturatingAdd(w.rep.Total, r.Cost)
 		switch {
@@ -269,6 +263,37 @@ func (w *walker) compile(s *apiextensions.JSONSchemaProps, ctx *apivalidation.CE
 			w.rep.Total = saturatingAdd(w.rep.Total, cr.MessageExpressionMaxCost)
 		}
 	}
+}
+
+// Compiled is one rule as CRD validation compiles it: upstream's result, with its cost as getExpressionCost
+// in upstream's CRD validation computes it.
+type Compiled struct {
+	cel.CompilationResult
+	// Cardinality is the context's when every list and map above the node is bounded (CardinalityBounded),
+	// else the compiler's estimate.
+	Cardinality        uint64
+	CardinalityBounded bool
+	// Cost is MaxCost times Cardinality: what CRD validation compares with Limits.PerExpression.
+	Cost uint64
+}
+
+// CompileAt compiles the rules of schema, the node of ctx whose CEL type is declType, as CRD validation
+// compiles new rules: cel.Compile with the per-call limit, in envSet's new-expressions environment.
+func CompileAt(ctx *apivalidation.CELSchemaContext, schema *structuralschema.Structural, declType *apiservercel.DeclType, envSet *environment.EnvSet) ([]Compiled, error) {
+	results, err := cel.Compile(schema, declType, celconfig.PerCallLimit, envSet, cel.NewExpressionsEnvLoader())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Compiled, len(results))
+	for i, cr := range results {
+		c := Compiled{CompilationResult: cr, Cardinality: cr.MaxCardinality}
+		if ctx.MaxCardinality != nil {
+			c.Cardinality, c.CardinalityBounded = *ctx.MaxCardinality, true
+		}
+		c.Cost = saturatingMul(cr.MaxCost, c.Cardinality)
+		out[i] = c
+	}
+	return out, nil
 }
 
 func with(segs []yamlpos.Seg, more ...yamlpos.Seg) []yamlpos.Seg {

@@ -2,7 +2,6 @@ package k8sversions
 
 import (
 	"fmt"
-	"math"
 	"sort"
 	"strings"
 
@@ -308,14 +307,4 @@ func firstLine(s string) string {
 func with(segs []yamlpos.Seg, more ...yamlpos.Seg) []yamlpos.Seg {
 	out := make([]yamlpos.Seg, 0, len(segs)+len(more))
 	return append(append(out, segs...), more...)
-}
-
-func saturatingMul(a, b uint64) uint64 {
-	if a == 0 || b == 0 {
-		return 0
-	}
-	if math.MaxUint64/a < b {
-		return math.MaxUint64
-	}
-	return a * b
 }

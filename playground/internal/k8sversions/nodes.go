@@ -8,9 +8,8 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apivalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
-	celconfig "k8s.io/apiserver/pkg/apis/cel"
 
+	"crdplay/playground/internal/celcost"
 	"crdplay/playground/internal/yamlpos"
 )
 
@@ -126,7 +125,7 @@ func (n *node) compileRules(info *apivalidation.CELTypeInfo, rules apiextensions
 	// A shallow copy of the node whose rules are these.
 	s := *info.Schema
 	s.XValidations = rs
-	results, err := cel.Compile(&s, info.DeclType, celconfig.PerCallLimit, envSet(env), cel.NewExpressionsEnvLoader())
+	results, err := celcost.CompileAt(n.ctx, &s, info.DeclType, envSet(env))
 	for i := range out {
 		if err != nil {
 			out[i] = outcome{err: err.Error()}
@@ -136,25 +135,19 @@ func (n *node) compileRules(info *apivalidation.CELTypeInfo, rules apiextensions
 			out[i] = outcome{ok: true}
 			continue
 		}
-		out[i] = n.outcome(results[i])
+		out[i] = compiledOutcome(results[i])
 	}
 	return out
 }
 
-func (n *node) outcome(cr cel.CompilationResult) outcome {
+func compiledOutcome(cr celcost.Compiled) outcome {
 	switch {
 	case cr.Error != nil:
 		return outcome{err: cr.Error.Detail}
 	case cr.MessageExpressionError != nil:
 		return outcome{err: cr.MessageExpressionError.Detail, msg: true}
 	}
-	// getExpressionCost in upstream's CRD validation: the context's cardinality when every list and map above
-	// is bounded, else the compiler's estimate.
-	card := cr.MaxCardinality
-	if n.ctx.MaxCardinality != nil {
-		card = *n.ctx.MaxCardinality
-	}
-	cost := saturatingMul(cr.MaxCost, card)
+	cost := cr.Cost
 	if cost > apivalidation.StaticEstimatedCostLimit {
 		return outcome{err: fmt.Sprintf("%s: estimated cost %d exceeds the limit %d", costPrefix, cost, uint64(apivalidation.StaticEstimatedCostLimit)), cost: cost}
 	}
