@@ -342,6 +342,29 @@ func (s *suite) storm(t *testing.T) {
 	same(t, "storm's labels", got.Metadata.Labels, l.want("storm", map[string]string{"init": "x"}))
 }
 
+// op is one request of a client in mixed or churn: client w's i-th, of kind on the object name at path, writing
+// the label (or status field) key=val; what names it in failures.
+type op struct {
+	w, i                             int
+	kind, name, key, val, path, what string
+}
+
+// clients runs s.opts.Workers clients at once, each making s.opts.OpsPerWorker requests, and waits for them:
+// client w's i-th request is of kinds[(w+i)%len(kinds)] on names[(w*stride+i)%len(names)].
+func (s *suite) clients(kinds, names []string, stride int, do func(op)) {
+	var wg sync.WaitGroup
+	for w := 0; w < s.opts.Workers; w++ {
+		wg.Go(func() {
+			for i := 0; i < s.opts.OpsPerWorker; i++ {
+				kind, name := kinds[(w+i)%len(kinds)], names[(w*stride+i)%len(names)]
+				key, val := fmt.Sprintf("%s-%d", kind, w), fmt.Sprint(i)
+				do(op{w: w, i: i, kind: kind, name: name, key: key, val: val, path: objsPath + "/" + name, what: name + " " + key + "=" + val})
+			}
+		})
+	}
+	wg.Wait()
+}
+
 // mixed: every kind of update at once on names that are never deleted. Patches (merge, JSON, apply with force,
 // /status, /scale) never fail; a PUT of the object as read succeeds or gets 409, a PUT with an old
 // resourceVersion gets 409, one without a resourceVersion 422. At the end each object holds the labels and
@@ -358,52 +381,39 @@ func (s *suite) mixed(t *testing.T, names []string) {
 	kinds := []string{"merge", "json", "apply", "status", "scale", "put", "put-stale", "put-no-rv"}
 	var h histogram
 	var labels, status, replicas ledger
-	var wg sync.WaitGroup
-	for w := 0; w < s.opts.Workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < s.opts.OpsPerWorker; i++ {
-				kind := kinds[(w+i)%len(kinds)]
-				name := names[(w*7+i)%len(names)]
-				key, val := fmt.Sprintf("%s-%d", kind, w), fmt.Sprint(i)
-				path := objsPath + "/" + name
-				what := name + " " + key + "=" + val
-				switch kind {
-				case "merge":
-					r := s.do(t, w, "PATCH", path, "application/merge-patch+json", labelPatch(key, val))
-					s.check(t, &h, kind, what, r, http.StatusOK)
-					labels.ack(r, name, key, val)
-				case "json":
-					r := s.do(t, w, "PATCH", path, "application/json-patch+json", `[{"op":"add","path":"/metadata/labels/`+key+`","value":"`+val+`"}]`)
-					s.check(t, &h, kind, what, r, http.StatusOK)
-					labels.ack(r, name, key, val)
-				case "apply":
-					r := s.do(t, w, "PATCH", path+"?fieldManager="+key+"&force=true", "application/apply-patch+yaml", applyBody(name, key, val))
-					s.check(t, &h, kind, what, r, http.StatusOK)
-					labels.ack(r, name, key, val)
-				case "status":
-					r := s.do(t, w, "PATCH", path+"/status", "application/merge-patch+json", `{"status":{"`+key+`":"`+val+`"}}`)
-					s.check(t, &h, kind, what, r, http.StatusOK)
-					status.ack(r, name, key, val)
-				case "scale":
-					n := fmt.Sprint(w*1000 + i)
-					r := s.do(t, w, "PATCH", path+"/scale", "application/merge-patch+json", `{"spec":{"replicas":`+n+`}}`)
-					s.check(t, &h, kind, what, r, http.StatusOK)
-					replicas.ack(r, name, "replicas", n)
-				case "put", "put-stale", "put-no-rv":
-					r := s.put(t, w, kind, path, key, val, stale[name])
-					s.check(t, &h, kind, what, r, map[string][]int{
-						"put":       {http.StatusOK, http.StatusConflict},
-						"put-stale": {http.StatusConflict},
-						"put-no-rv": {http.StatusUnprocessableEntity},
-					}[kind]...)
-					labels.ack(r, name, key, val)
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	s.clients(kinds, names, 7, func(o op) {
+		switch o.kind {
+		case "merge":
+			r := s.do(t, o.w, "PATCH", o.path, "application/merge-patch+json", labelPatch(o.key, o.val))
+			s.check(t, &h, o.kind, o.what, r, http.StatusOK)
+			labels.ack(r, o.name, o.key, o.val)
+		case "json":
+			r := s.do(t, o.w, "PATCH", o.path, "application/json-patch+json", `[{"op":"add","path":"/metadata/labels/`+o.key+`","value":"`+o.val+`"}]`)
+			s.check(t, &h, o.kind, o.what, r, http.StatusOK)
+			labels.ack(r, o.name, o.key, o.val)
+		case "apply":
+			r := s.do(t, o.w, "PATCH", o.path+"?fieldManager="+o.key+"&force=true", "application/apply-patch+yaml", applyBody(o.name, o.key, o.val))
+			s.check(t, &h, o.kind, o.what, r, http.StatusOK)
+			labels.ack(r, o.name, o.key, o.val)
+		case "status":
+			r := s.do(t, o.w, "PATCH", o.path+"/status", "application/merge-patch+json", `{"status":{"`+o.key+`":"`+o.val+`"}}`)
+			s.check(t, &h, o.kind, o.what, r, http.StatusOK)
+			status.ack(r, o.name, o.key, o.val)
+		case "scale":
+			n := fmt.Sprint(o.w*1000 + o.i)
+			r := s.do(t, o.w, "PATCH", o.path+"/scale", "application/merge-patch+json", `{"spec":{"replicas":`+n+`}}`)
+			s.check(t, &h, o.kind, o.what, r, http.StatusOK)
+			replicas.ack(r, o.name, "replicas", n)
+		case "put", "put-stale", "put-no-rv":
+			r := s.put(t, o.w, o.kind, o.path, o.key, o.val, stale[o.name])
+			s.check(t, &h, o.kind, o.what, r, map[string][]int{
+				"put":       {http.StatusOK, http.StatusConflict},
+				"put-stale": {http.StatusConflict},
+				"put-no-rv": {http.StatusUnprocessableEntity},
+			}[o.kind]...)
+			labels.ack(r, o.name, o.key, o.val)
+		}
+	})
 	t.Logf("%d clients × %d requests on %d name(s):%s", s.opts.Workers, s.opts.OpsPerWorker, len(names), h.String())
 	for _, n := range names {
 		got := decode(t, s.must(t, "GET", objsPath+"/"+n, "", "", http.StatusOK))
@@ -457,38 +467,25 @@ func (s *suite) churn(t *testing.T, names []string) {
 	kinds := []string{"apply", "merge", "delete", "create", "apply", "merge"}
 	var h histogram
 	var l ledger
-	var wg sync.WaitGroup
-	for w := 0; w < s.opts.Workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < s.opts.OpsPerWorker; i++ {
-				kind := kinds[(w+i)%len(kinds)]
-				name := names[(w*5+i)%len(names)]
-				key, val := fmt.Sprintf("%s-%d", kind, w), fmt.Sprint(i)
-				path := objsPath + "/" + name
-				what := name + " " + key + "=" + val
-				switch kind {
-				case "apply":
-					r := s.do(t, w, "PATCH", path+"?fieldManager="+key+"&force=true", "application/apply-patch+yaml", applyBody(name, key, val))
-					s.check(t, &h, kind, what, r, http.StatusOK, http.StatusCreated)
-					l.ack(r, name, key, val)
-				case "merge":
-					r := s.do(t, w, "PATCH", path, "application/merge-patch+json", labelPatch(key, val))
-					s.check(t, &h, kind, what, r, http.StatusOK, http.StatusNotFound)
-					l.ack(r, name, key, val)
-				case "delete":
-					r := s.do(t, w, "DELETE", path, "", "")
-					s.check(t, &h, kind, what, r, http.StatusOK, http.StatusNotFound)
-				case "create":
-					r := s.do(t, w, "POST", objsPath, "application/json", objJSON(name, map[string]string{key: val}, 1))
-					s.check(t, &h, kind, what, r, http.StatusCreated, http.StatusConflict)
-					l.ack(r, name, key, val)
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	s.clients(kinds, names, 5, func(o op) {
+		switch o.kind {
+		case "apply":
+			r := s.do(t, o.w, "PATCH", o.path+"?fieldManager="+o.key+"&force=true", "application/apply-patch+yaml", applyBody(o.name, o.key, o.val))
+			s.check(t, &h, o.kind, o.what, r, http.StatusOK, http.StatusCreated)
+			l.ack(r, o.name, o.key, o.val)
+		case "merge":
+			r := s.do(t, o.w, "PATCH", o.path, "application/merge-patch+json", labelPatch(o.key, o.val))
+			s.check(t, &h, o.kind, o.what, r, http.StatusOK, http.StatusNotFound)
+			l.ack(r, o.name, o.key, o.val)
+		case "delete":
+			r := s.do(t, o.w, "DELETE", o.path, "", "")
+			s.check(t, &h, o.kind, o.what, r, http.StatusOK, http.StatusNotFound)
+		case "create":
+			r := s.do(t, o.w, "POST", objsPath, "application/json", objJSON(o.name, map[string]string{o.key: o.val}, 1))
+			s.check(t, &h, o.kind, o.what, r, http.StatusCreated, http.StatusConflict)
+			l.ack(r, o.name, o.key, o.val)
+		}
+	})
 	t.Logf("%d clients × %d requests on %d name(s):%s", s.opts.Workers, s.opts.OpsPerWorker, len(names), h.String())
 	for _, n := range names {
 		r := s.do(t, 0, "GET", objsPath+"/"+n, "", "")
