@@ -29,9 +29,6 @@ type healthEndpoints struct {
 	log    *slog.Logger             // may be nil
 }
 
-// healthPaths are the endpoints, in the order kube-apiserver installs them.
-var healthPaths = []string{"healthz", "livez", "readyz"}
-
 // handles reports whether p is one of the health endpoints or one of their single checks.
 func (e *healthEndpoints) handles(p string) bool {
 	endpoint, check, _ := strings.Cut(strings.TrimPrefix(p, "/"), "/")
