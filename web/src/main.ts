@@ -272,25 +272,26 @@ const restored = restore();
 addEventListener('hashchange', () => { if (location.hash.slice(1) !== lastShared) void restore().then(() => run()); });
 
 let lastShared = '';
-async function permalink(): Promise<string> {
-  const frag = await encode(state());
-  lastShared = frag;
+/** The page's address without fragment or query, which links are made from. */
+function home(): URL {
   const url = new URL(assets.home || './', location.href);
   url.search = '';
-  url.hash = frag;
+  return url;
+}
+/** Puts a handed-out link's fragment in the address bar, where hashchange leaves it be. */
+function shared(frag: string): void {
+  lastShared = frag;
   history.replaceState(null, '', `${location.pathname}${location.search}#${frag}`);
+}
+async function permalink(): Promise<string> {
+  const frag = await encode(state());
+  const url = home();
+  url.hash = frag;
+  shared(frag);
   return url.href;
 }
 async function share(): Promise<void> {
-  const home = new URL(assets.home || './', location.href);
-  home.search = '';
-  await shareLink({
-    state, home, notice: $('notice')!,
-    shared: (frag) => {
-      lastShared = frag;
-      history.replaceState(null, '', `${location.pathname}${location.search}#${frag}`);
-    },
-  });
+  await shareLink({ state, home: home(), notice: $('notice')!, shared });
 }
 $('share')?.addEventListener('click', () => void share());
 addEventListener('keydown', (e) => {
