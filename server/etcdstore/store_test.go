@@ -458,39 +458,33 @@ func TestServerErrorText(t *testing.T) {
 	// Above the client's send limit.
 	huge := make([]byte, 2100*1024)
 	mem := storage.NewMemory()
+	// create and update return the store's error and the memory store's for the same write of value at key.
+	create := func(key string, value []byte) func() (error, error) {
+		return func() (error, error) {
+			_, err := s.Create(ctx, key, value)
+			_, want := mem.Create(ctx, prefix+key, value)
+			return err, want
+		}
+	}
+	update := func(key string, value []byte) func() (error, error) {
+		return func() (error, error) {
+			rev, err := s.Create(ctx, key, []byte("v"))
+			if err != nil {
+				return fmt.Errorf("setup: %w", err), nil
+			}
+			_, err = s.Update(ctx, key, value, rev)
+			_, want := mem.Update(ctx, prefix+key, value, rev)
+			return err, want
+		}
+	}
 	for _, tc := range []struct {
 		name string
-		// call returns the store's error and the memory store's for the same write.
 		call func() (error, error)
 	}{
-		{"Create", func() (error, error) {
-			_, err := s.Create(ctx, "/registry/big", big)
-			_, want := mem.Create(ctx, prefix+"/registry/big", big)
-			return err, want
-		}},
-		{"Update", func() (error, error) {
-			rev, err := s.Create(ctx, "/registry/small", []byte("v"))
-			if err != nil {
-				return fmt.Errorf("setup: %w", err), nil
-			}
-			_, err = s.Update(ctx, "/registry/small", big, rev)
-			_, want := mem.Update(ctx, prefix+"/registry/small", big, rev)
-			return err, want
-		}},
-		{"Create over the send limit", func() (error, error) {
-			_, err := s.Create(ctx, "/registry/huge", huge)
-			_, want := mem.Create(ctx, prefix+"/registry/huge", huge)
-			return err, want
-		}},
-		{"Update over the send limit", func() (error, error) {
-			rev, err := s.Create(ctx, "/registry/small2", []byte("v"))
-			if err != nil {
-				return fmt.Errorf("setup: %w", err), nil
-			}
-			_, err = s.Update(ctx, "/registry/small2", huge, rev)
-			_, want := mem.Update(ctx, prefix+"/registry/small2", huge, rev)
-			return err, want
-		}},
+		{"Create", create("/registry/big", big)},
+		{"Update", update("/registry/small", big)},
+		{"Create over the send limit", create("/registry/huge", huge)},
+		{"Update over the send limit", update("/registry/small2", huge)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err, want := tc.call()
