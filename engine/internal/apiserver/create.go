@@ -164,11 +164,9 @@ func (r *crdRequest) create() (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	crd.ObjectMeta.CreationTimestamp = metav1.Time{}
-	crd.UID, crd.DeletionTimestamp, crd.DeletionGracePeriodSeconds, crd.SelfLink = "", nil, nil, ""
-	if crd.Namespace != "" {
-		crd.Namespace = ""
-	}
+	rest.WipeObjectMetaSystemFields(crd)
+	// CRDs are cluster-scoped: a namespace in the body is dropped.
+	crd.Namespace = ""
 	crd, err = trackManagedFields(crdFieldManagers().main, &apiextensionsv1.CustomResourceDefinition{}, crd, managerOrUserAgent(opts.FieldManager, r.req.UserAgent()))
 	if err != nil {
 		return reply{}, apierrors.NewInternalError(err)
