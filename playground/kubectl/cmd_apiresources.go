@@ -9,6 +9,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/yaml"
 )
 
@@ -132,9 +133,9 @@ func (o *apiResourcesOptions) keeps(r metav1.APIResource) bool {
 		return false
 	case o.namespacedChanged && o.namespaced != r.Namespaced:
 		return false
-	case len(o.verbs) > 0 && !containsAll(r.Verbs, o.verbs):
+	case len(o.verbs) > 0 && !sets.New(r.Verbs...).HasAll(o.verbs...):
 		return false
-	case len(o.categories) > 0 && !containsAll(r.Categories, o.categories):
+	case len(o.categories) > 0 && !sets.New(r.Categories...).HasAll(o.categories...):
 		return false
 	}
 	return true
@@ -209,17 +210,4 @@ func (k *kubectl) printAPIResourceTable(resources []metav1.APIResource, o *apiRe
 	}
 	_ = tw.Flush()
 	k.out.Write(buf.Bytes())
-}
-
-func containsAll(have, want []string) bool {
-	set := map[string]bool{}
-	for _, h := range have {
-		set[h] = true
-	}
-	for _, w := range want {
-		if !set[w] {
-			return false
-		}
-	}
-	return true
 }
