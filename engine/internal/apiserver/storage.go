@@ -72,11 +72,7 @@ func corrupt(key string, rev int64, err error) error {
 
 // key is where the custom resource name of namespace ns is stored.
 func (r *crRequest) key(ns, name string) string {
-	k := keyPrefix + "/" + r.ci.crd.Spec.Group + "/" + r.ci.crd.Status.AcceptedNames.Plural
-	if ns != "" {
-		k += "/" + ns
-	}
-	return k + "/" + name
+	return r.collectionPrefix(ns) + name
 }
 
 // collectionPrefix is the key prefix of a list: one namespace, or all of them.
