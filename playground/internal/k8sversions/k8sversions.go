@@ -200,7 +200,7 @@ func analyzeRules(internal *apiextensions.JSONSchemaProps, skip int, rules []cel
 			msg: strings.HasPrefix(cr.Error, "messageExpression: "),
 		}}
 		if cr.ExceedsLimit && cr.Error == "" {
-			results[newest] = outcome{err: fmt.Sprintf("%s: estimated cost %d exceeds the limit %d", costPrefix, cr.Cost, celcost.DefaultLimits.PerExpression), cost: cr.Cost}
+			results[newest] = overLimit(cr.Cost)
 		}
 		if !exhaustive {
 			if _, ok := oldest[n]; !ok {

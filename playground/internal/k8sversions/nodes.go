@@ -147,9 +147,13 @@ func compiledOutcome(cr celcost.Compiled) outcome {
 	case cr.MessageExpressionError != nil:
 		return outcome{err: cr.MessageExpressionError.Detail, msg: true}
 	}
-	cost := cr.Cost
-	if cost > apivalidation.StaticEstimatedCostLimit {
-		return outcome{err: fmt.Sprintf("%s: estimated cost %d exceeds the limit %d", costPrefix, cost, uint64(apivalidation.StaticEstimatedCostLimit)), cost: cost}
+	if cr.Cost > celcost.DefaultLimits.PerExpression {
+		return overLimit(cr.Cost)
 	}
-	return outcome{ok: true, cost: cost}
+	return outcome{ok: true, cost: cr.Cost}
+}
+
+// overLimit is the outcome of a rule whose estimated cost exceeds the per-expression limit.
+func overLimit(cost uint64) outcome {
+	return outcome{err: fmt.Sprintf("%s: estimated cost %d exceeds the limit %d", costPrefix, cost, celcost.DefaultLimits.PerExpression), cost: cost}
 }
