@@ -23,8 +23,8 @@ var linkStorages = []struct {
 	}},
 }
 
-// linkServer serves NewHandler(opts) and returns its URL and a stop function (also run at cleanup).
-func linkServer(t *testing.T, opts server.Options) (string, func()) {
+// serveHandler serves NewHandler(opts) and returns its URL and a stop function (also run at cleanup).
+func serveHandler(t *testing.T, opts server.Options) (string, func()) {
 	t.Helper()
 	h, err := server.NewHandler(opts)
 	if err != nil {
@@ -62,7 +62,7 @@ func TestLinks(t *testing.T) {
 		t.Run(st.name, func(t *testing.T) {
 			opts := st.opts(t)
 			opts.Links = server.LinkOptions{MaxCount: 3, MaxStored: 4 << 10, MaxBody: 64 << 10}
-			base, _ := linkServer(t, opts)
+			base, _ := serveHandler(t, opts)
 
 			id := linkID(t, base, linkState, http.StatusCreated)
 			if again := linkID(t, base, linkState, http.StatusOK); again != id {
@@ -137,11 +137,11 @@ func TestLinksSurviveRestart(t *testing.T) {
 	needSockets(t)
 	opts := server.Options{Storage: server.StorageEtcd, Etcd: server.EtcdOptions{Embedded: true, DataDir: t.TempDir()},
 		Links: server.LinkOptions{MaxCount: 1}}
-	base, stop := linkServer(t, opts)
+	base, stop := serveHandler(t, opts)
 	id := linkID(t, base, linkState, http.StatusCreated)
 	stop()
 
-	base, _ = linkServer(t, opts)
+	base, _ = serveHandler(t, opts)
 	var got map[string]string
 	json.Unmarshal(mustDo(t, "GET", base+server.LinksPath+"/"+id, "", http.StatusOK), &got)
 	if got["objects"] != "a: 1\n" {
@@ -152,7 +152,7 @@ func TestLinksSurviveRestart(t *testing.T) {
 
 // TestLinksOff: with short links off, their path is the API's (a 404) and no page is told of them.
 func TestLinksOff(t *testing.T) {
-	base, _ := linkServer(t, server.Options{Links: server.LinkOptions{Off: true}})
+	base, _ := serveHandler(t, server.Options{Links: server.LinkOptions{Off: true}})
 	code, _ := do(t, "POST", base+server.LinksPath, linkState)
 	if code != http.StatusNotFound {
 		t.Errorf("POST %s with links off: %d, want 404", server.LinksPath, code)

@@ -114,34 +114,28 @@ func TestHealthEtcd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := server.NewHandler(server.Options{Storage: server.StorageEtcd, Etcd: server.EtcdOptions{Endpoints: []string{"http://" + addr}},
+	url, _ := serveHandler(t, server.Options{Storage: server.StorageEtcd, Etcd: server.EtcdOptions{Endpoints: []string{"http://" + addr}},
 		Log: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	srv := httptest.NewServer(h)
-	defer srv.Close()
 
 	want := "[+]ping ok\n[-]etcd failed: reason withheld\n[-]etcd-readiness failed: reason withheld\n[+]shutdown ok\nreadyz check failed\n"
 	start := time.Now()
-	if code, _, body := get(t, srv.URL+"/readyz"); code != 500 || body != want {
+	if code, _, body := get(t, url+"/readyz"); code != 500 || body != want {
 		t.Errorf("/readyz without etcd: %d %q, want 500 %q", code, body, want)
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("/readyz without etcd took %v", d)
 	}
-	if code, _, body := get(t, srv.URL+"/livez"); code != 500 || !strings.Contains(body, "[-]etcd failed: reason withheld\n") {
+	if code, _, body := get(t, url+"/livez"); code != 500 || !strings.Contains(body, "[-]etcd failed: reason withheld\n") {
 		t.Errorf("/livez without etcd: %d %q", code, body)
 	}
-	if code, _, body := get(t, srv.URL+"/livez?exclude=etcd"); code != 200 || body != "ok" {
+	if code, _, body := get(t, url+"/livez?exclude=etcd"); code != 200 || body != "ok" {
 		t.Errorf("/livez?exclude=etcd without etcd: %d %q", code, body)
 	}
 	if !strings.Contains(logBuf.String(), "readyz check failed") {
 		t.Errorf("the failure is not logged:\n%s", logBuf.String())
 	}
 	// The request's failure is logged with what its answer leaves out, under the request's audit ID.
-	if code, _, body := get(t, srv.URL+crdsPath, "Audit-ID", "etcd-failure"); code != 503 {
+	if code, _, body := get(t, url+crdsPath, "Audit-ID", "etcd-failure"); code != 503 {
 		t.Errorf("GET without etcd: %d %s", code, body)
 	}
 	if !regexp.MustCompile(`msg="etcd request failed" op=list key=/registry/\S+ endpoints=http://` + regexp.QuoteMeta(addr) + ` .*auditID=etcd-failure`).MatchString(logBuf.String()) {
@@ -153,12 +147,12 @@ func TestHealthEtcd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop()
-	waitFor(t, srv.URL+"/readyz", 200)
+	waitFor(t, url+"/readyz", 200)
 	want = "[+]ping ok\n[+]etcd ok\n[+]etcd-readiness ok\n[+]shutdown ok\nreadyz check passed\n"
-	if code, _, body := get(t, srv.URL+"/readyz?verbose"); code != 200 || body != want {
+	if code, _, body := get(t, url+"/readyz?verbose"); code != 200 || body != want {
 		t.Errorf("/readyz?verbose with etcd: %d %q, want 200 %q", code, body, want)
 	}
-	if code, _, body := get(t, srv.URL+"/healthz?verbose"); code != 200 || body != "[+]ping ok\n[+]etcd ok\nhealthz check passed\n" {
+	if code, _, body := get(t, url+"/healthz?verbose"); code != 200 || body != "[+]ping ok\n[+]etcd ok\nhealthz check passed\n" {
 		t.Errorf("/healthz?verbose with etcd: %d %q", code, body)
 	}
 }
@@ -214,13 +208,7 @@ func TestMetrics(t *testing.T) {
 // TestRequestTimeout: a ?timeout= that does not parse is refused as kube-apiserver refuses it (the Status
 // recorded from the oracle), before the engine sees the request.
 func TestRequestTimeout(t *testing.T) {
-	h, err := server.NewHandler(server.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	url, _ := serveHandler(t, server.Options{})
 	const want = `{
   "kind": "Status",
   "apiVersion": "v1",
@@ -230,12 +218,12 @@ func TestRequestTimeout(t *testing.T) {
   "reason": "BadRequest",
   "code": 400
 }`
-	code, header, body := get(t, srv.URL+crdsPath+"?timeout=abc", "User-Agent", "curl/8.0")
+	code, header, body := get(t, url+crdsPath+"?timeout=abc", "User-Agent", "curl/8.0")
 	if code != 400 || body != want || header.Get("Content-Type") != "application/json" || header.Get("Cache-Control") != "no-cache, private" {
 		t.Errorf("%d %s %q\n%s\nwant 400 application/json\n%s", code, header.Get("Content-Type"), header.Get("Cache-Control"), body, want)
 	}
 	for _, ok := range []string{"?timeout=5s", "?timeout=0", "?timeout=10m"} {
-		if code, _, body := get(t, srv.URL+crdsPath+ok); code != 200 {
+		if code, _, body := get(t, url+crdsPath+ok); code != 200 {
 			t.Errorf("%s: %d %s", ok, code, body)
 		}
 	}
@@ -251,20 +239,14 @@ func TestAuditID(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			h, err := server.NewHandler(server.Options{Log: log, LogRequests: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer h.Close()
-			srv := httptest.NewServer(h)
-			defer srv.Close()
+			url, _ := serveHandler(t, server.Options{Log: log, LogRequests: true})
 
-			_, header, _ := get(t, srv.URL+"/version")
+			_, header, _ := get(t, url+"/version")
 			id := header.Get("Audit-Id")
 			if !regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`).MatchString(id) {
 				t.Errorf("Audit-Id %q, want a UUID", id)
 			}
-			_, header, _ = get(t, srv.URL+"/healthz", "Audit-ID", "client-chosen-id")
+			_, header, _ = get(t, url+"/healthz", "Audit-ID", "client-chosen-id")
 			if got := header.Get("Audit-Id"); got != "client-chosen-id" {
 				t.Errorf("Audit-Id %q, want the client's", got)
 			}
