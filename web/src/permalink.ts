@@ -277,16 +277,23 @@ export async function fittingFragment(state: State, opts: { short: boolean }): P
   const whole = await fragment(state);
   if (whole.length <= MAX_FRAGMENT) return { frag: whole, note: '' };
   const over = new TooBigError(whole.length).message;
-  const stripped = withoutDescriptions(state.crd);
-  if (stripped.dropped > 0) {
-    const small = await fragment({ ...state, crd: stripped.text, dropped: String(stripped.dropped) });
-    if (small.length <= MAX_FRAGMENT) {
-      return { frag: small, note: `${over} This link leaves out the CRD's ${stripped.dropped} schema descriptions, which change no verdict.` };
-    }
+  const stripped = await strippedFragment(state);
+  if (stripped && stripped.frag.length <= MAX_FRAGMENT) {
+    return { frag: stripped.frag, note: `${over} This link leaves out the CRD's ${stripped.dropped} schema descriptions, which change no verdict.` };
   }
   const endpoint = opts.short ? await shortLinks() : null;
   if (endpoint) return { frag: `s=${await storeShort(endpoint, state)}`, note: `${over} This is a short link: the server hosting this page keeps the state.` };
-  throw new LinkError(`${over} ${stripped.dropped > 0 ? 'Even without its schema descriptions the CRD does not fit' : 'The CRD has no schema descriptions to leave out'}${opts.short ? ', and this host keeps no short links (they need crdplay-server).' : '.'}`);
+  throw new LinkError(`${over} ${stripped ? 'Even without its schema descriptions the CRD does not fit' : 'The CRD has no schema descriptions to leave out'}${opts.short ? ', and this host keeps no short links (they need crdplay-server).' : '.'}`);
+}
+
+/**
+ * The fragment of a link to state without the CRD's schema descriptions (withoutDescriptions), however long,
+ * and how many it leaves out; null when the CRD has none.
+ */
+export async function strippedFragment(state: State): Promise<{ frag: string; dropped: number } | null> {
+  const stripped = withoutDescriptions(state.crd);
+  if (stripped.dropped === 0) return null;
+  return { frag: await fragment({ ...state, crd: stripped.text, dropped: String(stripped.dropped) }), dropped: stripped.dropped };
 }
 
 /** The short link's id in a URL ("#s=ID" or "?s=ID"), or null. */

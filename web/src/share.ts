@@ -3,7 +3,7 @@
 // link kept by crdplay-server, when the page is served by one. A refusal always says why.
 import './share.css';
 import { h } from './panes';
-import { fragment, kB, LinkError, MAX_FRAGMENT, shortLinks, storeShort, TooBigError, withoutDescriptions, type State } from './permalink';
+import { fragment, kB, LinkError, MAX_FRAGMENT, shortLinks, storeShort, strippedFragment, TooBigError, type State } from './permalink';
 
 /** What share needs of the page. */
 export interface ShareHost {
@@ -26,11 +26,11 @@ export async function share(host: ShareHost): Promise<void> {
       return;
     }
     const options: (HTMLElement | string)[] = [];
-    const stripped = withoutDescriptions(st.crd);
-    if (stripped.dropped === 0) {
+    const stripped = await strippedFragment(st);
+    if (!stripped) {
       options.push(h('span', {}, 'The CRD has no schema descriptions to drop.'));
     } else {
-      const small = await fragment({ ...st, crd: stripped.text, dropped: String(stripped.dropped) });
+      const small = stripped.frag;
       const what = `${stripped.dropped} schema description${stripped.dropped === 1 ? '' : 's'}`;
       if (small.length <= MAX_FRAGMENT) {
         options.push(button('share-stripped', `Link without the CRD's ${what} (${kB(small.length)} kB)`,
