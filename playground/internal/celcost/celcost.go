@@ -191,7 +191,7 @@ func (w *walker) visit(s *apiextensions.JSONSchemaProps, ctx *apivalidation.CELS
 	}
 	if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
 		w.visit(s.AdditionalProperties.Schema, ctx.ChildAdditionalPropertiesContext(s.AdditionalProperties.Schema),
-			fld.Child("additionalProperties"), with(segs, yamlpos.K("additionalProperties")), join(self, "[*]"), depth+1)
+			fld.Child("additionalProperties"), yamlpos.Append(segs, yamlpos.K("additionalProperties")), join(self, "[*]"), depth+1)
 	}
 	names := make([]string, 0, len(s.Properties))
 	for k := range s.Properties {
@@ -201,11 +201,11 @@ func (w *walker) visit(s *apiextensions.JSONSchemaProps, ctx *apivalidation.CELS
 	for _, k := range names {
 		p := s.Properties[k]
 		w.visit(&p, ctx.ChildPropertyContext(&p, k), fld.Child("properties").Key(k),
-			with(segs, yamlpos.K("properties"), yamlpos.K(k)), join(self, "."+k), depth+1)
+			yamlpos.Append(segs, yamlpos.K("properties"), yamlpos.K(k)), join(self, "."+k), depth+1)
 	}
 	if s.Items != nil && s.Items.Schema != nil {
 		w.visit(s.Items.Schema, ctx.ChildItemsContext(s.Items.Schema), fld.Child("items"),
-			with(segs, yamlpos.K("items")), join(self, "[*]"), depth+1)
+			yamlpos.Append(segs, yamlpos.K("items")), join(self, "[*]"), depth+1)
 	}
 }
 
@@ -220,7 +220,7 @@ func (w *walker) compile(s *apiextensions.JSONSchemaProps, ctx *apivalidation.CE
 			MessageExpression: r.MessageExpression,
 			FieldPath:         r.FieldPath,
 			OptionalOldSelf:   r.OptionalOldSelf != nil && *r.OptionalOldSelf,
-			Segs:              with(segs, yamlpos.K("x-kubernetes-validations"), yamlpos.I(i)),
+			Segs:              yamlpos.Append(segs, yamlpos.K("x-kubernetes-validations"), yamlpos.I(i)),
 		}
 		if r.Reason != nil {
 			rules[i].Reason = string(*r.Reason)
@@ -294,11 +294,6 @@ func CompileAt(ctx *apivalidation.CELSchemaContext, schema *structuralschema.Str
 		out[i] = c
 	}
 	return out, nil
-}
-
-func with(segs []yamlpos.Seg, more ...yamlpos.Seg) []yamlpos.Seg {
-	out := make([]yamlpos.Seg, 0, len(segs)+len(more))
-	return append(append(out, segs...), more...)
 }
 
 func join(self, next string) string {

@@ -244,13 +244,13 @@ func (b *builder) node(s *apiextensionsv1.JSONSchemaProps, name, path string, se
 		sort.Strings(names) // as kubectl explain lists fields
 		for _, k := range names {
 			p := s.Properties[k]
-			n.Properties = append(n.Properties, b.node(&p, k, join(path, k), with(segs, yamlpos.K("properties"), yamlpos.K(k)), req[k], depth+1))
+			n.Properties = append(n.Properties, b.node(&p, k, join(path, k), yamlpos.Append(segs, yamlpos.K("properties"), yamlpos.K(k)), req[k], depth+1))
 		}
 		if s.Items != nil && s.Items.Schema != nil {
-			n.Items = b.node(s.Items.Schema, "[*]", path+"[*]", with(segs, yamlpos.K("items")), false, depth+1)
+			n.Items = b.node(s.Items.Schema, "[*]", path+"[*]", yamlpos.Append(segs, yamlpos.K("items")), false, depth+1)
 		}
 		if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
-			n.AdditionalProperties = b.node(s.AdditionalProperties.Schema, "[*]", path+"[*]", with(segs, yamlpos.K("additionalProperties")), false, depth+1)
+			n.AdditionalProperties = b.node(s.AdditionalProperties.Schema, "[*]", path+"[*]", yamlpos.Append(segs, yamlpos.K("additionalProperties")), false, depth+1)
 		}
 	}
 	n.Explain = explainType(s)
@@ -282,9 +282,4 @@ func join(path, name string) string {
 		return name
 	}
 	return path + "." + name
-}
-
-func with(segs []yamlpos.Seg, more ...yamlpos.Seg) []yamlpos.Seg {
-	out := make([]yamlpos.Seg, 0, len(segs)+len(more))
-	return append(append(out, segs...), more...)
 }

@@ -24,7 +24,7 @@ const maxDepth = 10000
 func formatReasons(s *apiextensions.JSONSchemaProps, segs []yamlpos.Seg) []Reason {
 	var out []Reason
 	// One path, grown and cut as the walk goes, copied only for a reason: large CRDs have 10,000 nodes.
-	path := with(segs)
+	path := yamlpos.Append(segs)
 	var visit func(s *apiextensions.JSONSchemaProps, depth int)
 	child := func(s *apiextensions.JSONSchemaProps, depth int, more ...yamlpos.Seg) {
 		n := len(path)
@@ -38,7 +38,7 @@ func formatReasons(s *apiextensions.JSONSchemaProps, segs []yamlpos.Seg) []Reaso
 		}
 		if s.Format != "" {
 			if m := formatMinor(s.Format, s.Type); m > Oldest {
-				at := with(path, yamlpos.K("format"))
+				at := yamlpos.Append(path, yamlpos.K("format"))
 				out = append(out, Reason{
 					Field: fieldPath(at), Feature: "format " + s.Format, Minor: m, Effect: Ignored,
 					Message: fmt.Sprintf("needs Kubernetes 1.%d or later: format %s; older servers do not validate it", m, s.Format),

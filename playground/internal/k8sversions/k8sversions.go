@@ -106,7 +106,7 @@ func Analyze(crd *apiextensionsv1.CustomResourceDefinition, costs []celcost.Vers
 					Field: vPath.Child("selectableFields").String(), Feature: "selectableFields",
 					Library: string(gateSelectableFields), Minor: g, Effect: Ignored,
 					Message: fmt.Sprintf("needs Kubernetes 1.%d or later: selectableFields (feature gate %s); older servers drop them", g, gateSelectableFields),
-					Segs:    with(vSegs, yamlpos.K("selectableFields")),
+					Segs:    yamlpos.Append(vSegs, yamlpos.K("selectableFields")),
 				})
 			}
 		}
@@ -117,7 +117,7 @@ func Analyze(crd *apiextensionsv1.CustomResourceDefinition, costs []celcost.Vers
 		if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v.Schema.OpenAPIV3Schema, internal, nil); err != nil {
 			continue
 		}
-		rootSegs := with(vSegs, yamlpos.K("schema"), yamlpos.K("openAPIV3Schema"))
+		rootSegs := yamlpos.Append(vSegs, yamlpos.K("schema"), yamlpos.K("openAPIV3Schema"))
 		rep.Reasons = append(rep.Reasons, formatReasons(internal, rootSegs)...)
 		if i < len(costs) && costs[i].Skipped == "" {
 			rules := analyzeRules(internal, len(rootSegs), costs[i].Rules)
@@ -253,7 +253,7 @@ func analyzeRules(internal *apiextensions.JSONSchemaProps, skip int, rules []cel
 				Field:   strings.TrimSuffix(cr.Field, ".rule") + ".optionalOldSelf",
 				Feature: "optionalOldSelf", Library: string(gateOptionalOldSelf), Minor: gate, Effect: Ignored,
 				Message: fmt.Sprintf("needs Kubernetes 1.%d or later: optionalOldSelf (feature gate %s); older servers drop it, and the rule then runs only when there is an old value", gate, gateOptionalOldSelf),
-				Segs:    with(cr.Segs, yamlpos.K("optionalOldSelf")),
+				Segs:    yamlpos.Append(cr.Segs, yamlpos.K("optionalOldSelf")),
 			})
 		}
 		newestCost := at(newest).cost
@@ -268,10 +268,10 @@ func analyzeRules(internal *apiextensions.JSONSchemaProps, skip int, rules []cel
 
 // refusal is the reason a rule needs minor: the server of minor-1 refused it with older.
 func (n *node) refusal(cr *celcost.Rule, j, minor int, older outcome) Reason {
-	r := Reason{Field: cr.Field, Minor: minor, Effect: Refused, Detail: firstLine(older.err), Segs: with(cr.Segs, yamlpos.K("rule"))}
+	r := Reason{Field: cr.Field, Minor: minor, Effect: Refused, Detail: firstLine(older.err), Segs: yamlpos.Append(cr.Segs, yamlpos.K("rule"))}
 	if older.msg {
 		r.Field = strings.TrimSuffix(cr.Field, ".rule") + ".messageExpression"
-		r.Segs = with(cr.Segs, yamlpos.K("messageExpression"))
+		r.Segs = yamlpos.Append(cr.Segs, yamlpos.K("messageExpression"))
 	}
 	switch {
 	case older.err == "" || strings.HasPrefix(older.err, costPrefix):
@@ -302,9 +302,4 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
-}
-
-func with(segs []yamlpos.Seg, more ...yamlpos.Seg) []yamlpos.Seg {
-	out := make([]yamlpos.Seg, 0, len(segs)+len(more))
-	return append(append(out, segs...), more...)
 }

@@ -391,6 +391,13 @@ func K(key string) Seg { return Seg{Key: key, Index: -1} }
 // I is a list-index segment.
 func I(i int) Seg { return Seg{Index: i} }
 
+// Append returns a new path: segs, then more. segs is never written to, so paths that share a prefix can
+// each be extended.
+func Append(segs []Seg, more ...Seg) []Seg {
+	out := make([]Seg, 0, len(segs)+len(more))
+	return append(append(out, segs...), more...)
+}
+
 // LocateSegs finds the node at segs. Unlike Locate it is never ambiguous: each key is compared whole.
 func (d *Doc) LocateSegs(segs []Seg) Result {
 	if d.Root == nil {
