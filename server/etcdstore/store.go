@@ -190,7 +190,7 @@ func (s *Store) Check(ctx context.Context) error {
 
 // Get implements storage.Interface.
 func (s *Store) Get(ctx context.Context, key string) (storage.Object, error) {
-	if err := s.unreachable(ctx, "get", key); err != nil {
+	if err := s.unreachable(ctx, "get"); err != nil {
 		return storage.Object{}, err
 	}
 	c, cancel := s.call(ctx)
@@ -218,7 +218,7 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 	if start == "" {
 		start = "\x00" // etcd has no empty key; "" would be refused as one
 	}
-	if err := s.unreachable(ctx, "list", prefix); err != nil {
+	if err := s.unreachable(ctx, "list"); err != nil {
 		return storage.ListResult{}, err
 	}
 	var res storage.ListResult
@@ -264,7 +264,7 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 
 // Create implements storage.Interface.
 func (s *Store) Create(ctx context.Context, key string, value []byte) (int64, error) {
-	if err := s.unreachable(ctx, "create", key); err != nil {
+	if err := s.unreachable(ctx, "create"); err != nil {
 		return 0, err
 	}
 	c, cancel := s.call(ctx)
@@ -287,7 +287,7 @@ func (s *Store) Create(ctx context.Context, key string, value []byte) (int64, er
 
 // Update implements storage.Interface.
 func (s *Store) Update(ctx context.Context, key string, value []byte, expected int64) (int64, error) {
-	if err := s.unreachable(ctx, "update", key); err != nil {
+	if err := s.unreachable(ctx, "update"); err != nil {
 		return 0, err
 	}
 	c, cancel := s.call(ctx)
@@ -325,7 +325,7 @@ func (s *Store) Update(ctx context.Context, key string, value []byte, expected i
 
 // Delete implements storage.Interface.
 func (s *Store) Delete(ctx context.Context, key string, expected int64) (storage.Object, error) {
-	if err := s.unreachable(ctx, "delete", key); err != nil {
+	if err := s.unreachable(ctx, "delete"); err != nil {
 		return storage.Object{}, err
 	}
 	c, cancel := s.call(ctx)
@@ -367,7 +367,7 @@ func mismatch(key string, expected int64, resp *clientv3.TxnResponse) error {
 // Before watching, Watch reads the revision to start from, so that an unreachable etcd or a compacted
 // revision is an error now, which the engine can answer with, rather than a channel that closes at once.
 func (s *Store) Watch(ctx context.Context, prefix string, from int64) (<-chan storage.Event, error) {
-	if err := s.unreachable(ctx, "watch", prefix); err != nil {
+	if err := s.unreachable(ctx, "watch"); err != nil {
 		return nil, err
 	}
 	c, cancel := s.call(ctx)
@@ -471,7 +471,7 @@ func (s *Store) call(ctx context.Context) (context.Context, context.CancelFunc) 
 // the timeout, and one the engine answers with several storage calls would take several. A short blip
 // (an etcd restart) is still ridden out by the first request, which waits. It logs nothing: the request that
 // found etcd gone did.
-func (s *Store) unreachable(ctx context.Context, op, key string) error {
+func (s *Store) unreachable(ctx context.Context, op string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("etcd %s: %w", op, err) // as fail would say
 	}
