@@ -7,7 +7,7 @@ import type { CrdplayClient, CrdplayDiagnostic, CrdplayEvaluateResult, CrdplayMo
 import { createEditors, editorOf, type EditorId, type Editors } from './editors';
 import { evaluate, type Session } from './evaluate';
 import { decode, droppedNotice, encode, fittingFragment, LinkError, openShort, shortID, type State } from './permalink';
-import { share as shareLink } from './share';
+import { share as shareLink, showNotice } from './share';
 import { documents, toValue } from './yaml';
 import { kindSchemas, type KindSchema } from './schema';
 import { openAPIKinds } from './openapi';
@@ -299,14 +299,9 @@ addEventListener('keydown', (e) => {
   if ((e.ctrlKey || e.metaKey) && (e.key === 's' || e.key === 'S')) { e.preventDefault(); void share(); }
 });
 
-function notice(text: string, kind: 'info' | 'error', link?: string): void {
+function notice(text: string, kind: 'info' | 'error'): void {
   const n = $('notice');
-  if (!n) return;
-  n.hidden = false;
-  n.dataset.kind = kind;
-  const close = h('button', { type: 'button', class: 'close', 'aria-label': 'close' }, '×');
-  close.addEventListener('click', () => { n.hidden = true; });
-  n.replaceChildren(h('span', {}, text), link ? h('input', { class: 'link', readonly: true, value: link, 'aria-label': 'permalink' }) : '', close);
+  if (n) showNotice(n, kind, text);
 }
 
 // 5. Examples.

@@ -48,9 +48,9 @@ export async function share(host: ShareHost): Promise<void> {
     } else {
       options.push(h('span', {}, 'Short links need the page served by crdplay-server.'));
     }
-    show(host.notice, 'error', new TooBigError(frag.length).message, ...options);
+    showNotice(host.notice, 'error', new TooBigError(frag.length).message, ...options);
   } catch (e) {
-    show(host.notice, 'error', e instanceof LinkError ? e.message : `The link could not be made: ${String(e)}`);
+    showNotice(host.notice, 'error', e instanceof LinkError ? e.message : `The link could not be made: ${String(e)}`);
   }
 }
 
@@ -62,9 +62,9 @@ async function handOut(host: ShareHost, frag: string, prefix: string): Promise<v
   const link = h('input', { class: 'link', readonly: true, value: url.href, 'aria-label': 'permalink' });
   try {
     await navigator.clipboard.writeText(url.href);
-    show(host.notice, 'info', `${prefix}Link copied (${url.href.length} characters).`, link);
+    showNotice(host.notice, 'info', `${prefix}Link copied (${url.href.length} characters).`, link);
   } catch {
-    show(host.notice, 'info', `${prefix}Your browser did not let the page copy; the link is in the address bar and here:`, link);
+    showNotice(host.notice, 'info', `${prefix}Your browser did not let the page copy; the link is in the address bar and here:`, link);
   }
 }
 
@@ -72,12 +72,13 @@ function button(id: string, label: string, action: () => Promise<void>): HTMLEle
   const b = h('button', { type: 'button', id, class: 'share-option' }, label) as HTMLButtonElement;
   b.addEventListener('click', () => {
     b.disabled = true;
-    action().catch((e) => show(b.closest<HTMLElement>('.notice')!, 'error', e instanceof LinkError ? e.message : String(e)));
+    action().catch((e) => showNotice(b.closest<HTMLElement>('.notice')!, 'error', e instanceof LinkError ? e.message : String(e)));
   });
   return b;
 }
 
-function show(n: HTMLElement, kind: 'info' | 'error', text: string, ...rest: (HTMLElement | string)[]): void {
+/** Shows text in the notice bar n, then the rest (a link, the ways out), with a button that closes it. */
+export function showNotice(n: HTMLElement, kind: 'info' | 'error', text: string, ...rest: (HTMLElement | string)[]): void {
   n.hidden = false;
   n.dataset.kind = kind;
   const close = h('button', { type: 'button', class: 'close', 'aria-label': 'close' }, '×');
