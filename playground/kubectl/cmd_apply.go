@@ -54,7 +54,7 @@ func (k *kubectl) newApplyCommand() *command {
 	f.Duration("timeout", 0, "The length of time to wait before giving up on a delete.")
 	f.Bool("wait", false, "If true, wait for resources to be gone before returning.")
 	f.String("cascade", "background", `Must be "background", "orphan", or "foreground".`)
-	f.Bool("record", false, "Record current kubectl command in the resource annotation.")
+	addRecordFlag(cmd)
 	addDryRunFlag(cmd)
 	addValidateFlag(cmd)
 	return cmd

@@ -34,7 +34,7 @@ func (k *kubectl) newCreateCommand() *command {
 	f.BoolVar(&o.edit, "edit", false, "Edit the API resource before creating")
 	f.Bool("windows-line-endings", false, "Only relevant if --edit=true.")
 	f.StringVar(&o.raw, "raw", "", "Raw URI to POST to the server.")
-	f.Bool("record", false, "Record current kubectl command in the resource annotation.")
+	addRecordFlag(cmd)
 	return cmd
 }
 

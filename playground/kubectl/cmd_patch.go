@@ -40,7 +40,7 @@ func (k *kubectl) newPatchCommand() *command {
 		RunE:  func(cmd *command, args []string) error { return k.runPatch(cmd, o, args) },
 	}
 	f := cmd.Flags()
-	f.Bool("record", false, "Record current kubectl command in the resource annotation.")
+	addRecordFlag(cmd)
 	addPrintFlags(cmd, &o.printFlags)
 	f.StringVarP(&o.patch, "patch", "p", "", "The patch to be applied to the resource JSON file.")
 	f.StringVar(&o.patchFile, "patch-file", "", "A file containing a patch to be applied to the resource.")

@@ -30,7 +30,7 @@ func (k *kubectl) newScaleCommand() *command {
 		RunE:  func(cmd *command, args []string) error { return k.runScale(cmd, o, args) },
 	}
 	f := cmd.Flags()
-	f.Bool("record", false, "Record current kubectl command in the resource annotation.")
+	addRecordFlag(cmd)
 	addPrintFlags(cmd, &o.printFlags)
 	f.BoolVar(&o.all, "all", false, "Select all resources in the namespace of the specified resource types")
 	f.StringVar(&o.resourceVersion, "resource-version", "", "Precondition for resource version.")

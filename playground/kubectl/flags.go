@@ -70,6 +70,11 @@ func addPrintFlags(cmd *command, p *printFlags) {
 	f.BoolVar(&p.showManagedFields, "show-managed-fields", false, "If true, keep the managedFields when printing objects in JSON or YAML format.")
 }
 
+// addRecordFlag is genericclioptions.RecordFlags.AddFlags: --record, which no command here reads.
+func addRecordFlag(cmd *command) {
+	cmd.Flags().Bool("record", false, "Record current kubectl command in the resource annotation.")
+}
+
 // addLabelSelectorFlag is cmdutil.AddLabelSelectorFlagVar.
 func addLabelSelectorFlag(cmd *command, selector *string) {
 	cmd.Flags().StringVarP(selector, "selector", "l", "", "Selector (label query) to filter on, supports '=', '==', '!=', 'in', 'notin'.")

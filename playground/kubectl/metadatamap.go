@@ -63,7 +63,7 @@ func (k *kubectl) newMapEditCommand(v *metadataMap) *command {
 		RunE:  func(cmd *command, args []string) error { return k.runMapEdit(cmd, v, o, args) },
 	}
 	f := cmd.Flags()
-	f.Bool("record", false, "Record current kubectl command in the resource annotation.")
+	addRecordFlag(cmd)
 	addPrintFlags(cmd, &o.printFlags)
 	f.BoolVar(&o.overwrite, "overwrite", false, "If true, allow "+v.noun+"s to be overwritten.")
 	f.BoolVar(&o.list, "list", false, "If true, display the "+v.noun+"s for a given resource.")
