@@ -110,9 +110,8 @@ func (n *node) compileAll(env int, keepOptional bool) []outcome {
 	return n.compileRules(info, info.Schema.XValidations, env, keepOptional)
 }
 
-// compileRules compiles rules as CRD validation compiles the node's (cel.Compile in the new-expressions
-// environment, the per-call limit, the cost times the cardinality against the per-expression limit), in the
-// environment of compatibility version env.
+// compileRules compiles rules as CRD validation compiles the node's (celcost.CompileAt, then each cost
+// against the per-expression limit), in the environment of compatibility version env.
 func (n *node) compileRules(info *apivalidation.CELTypeInfo, rules apiextensionsv1.ValidationRules, env int, keepOptional bool) []outcome {
 	out := make([]outcome, len(rules))
 	rs := make(apiextensionsv1.ValidationRules, len(rules))
