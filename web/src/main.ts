@@ -457,7 +457,9 @@ function show(res: CrdplayEvaluateResult): void {
     void fittingFragment(state(), { short: false }).then(({ frag, note }) => {
       const a = $<HTMLAnchorElement>('open-full');
       if (!a) return;
-      a.href = new URL(`${assets.home || './'}#${frag}`, location.href).href;
+      const url = home();
+      url.hash = frag;
+      a.href = url.href;
       a.title = note;
       a.removeAttribute('aria-disabled');
     }, (e) => {
@@ -551,7 +553,7 @@ async function snippet(): Promise<string> {
   if (($('embed-objects-only') as HTMLInputElement)?.checked) p.set('panes', `objects,${($('embed-tab') as HTMLSelectElement).value}`);
   p.set('tab', ($('embed-tab') as HTMLSelectElement)?.value ?? 'result');
   if (app.target !== app.range.newest) p.set('version', minorName(app.target));
-  const src = new URL(`embed/?${p}#${frag}`, new URL(assets.home || './', location.href)).href;
+  const src = new URL(`embed/?${p}#${frag}`, home()).href;
   return (note ? `<!-- crdplay: ${note} -->\n` : '') +
     `<iframe src="${src}" title="crdplay" style="width:100%;border:0" height="560" loading="lazy"></iframe>\n` +
     `<script>addEventListener('message',function(e){if(e.data&&e.data.type==='crdplay:resize')` +
