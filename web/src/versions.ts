@@ -5,7 +5,7 @@
 import type { CrdplayCompatReason, CrdplayCompatReport, CrdplayCompatRule, CrdplayCRDResult, CrdplayDiagnostic, CrdplayEvaluateResult, CrdplayKubernetesRange } from '../static/crdplay.d.ts';
 
 /** The minors the page offers before the engine has said which it considers (CrdplayEvaluateResult.kubernetes,
- * which then replaces it): Go's k8sversions.Oldest and Newest. */
+ * which then replaces it): Go's k8sversions.Oldest and Newest, as evaluate.test.mjs checks. */
 export const DEFAULT_RANGE: CrdplayKubernetesRange = { oldest: 28, newest: 37 };
 
 /** A minor as the page writes it: "1.35". */

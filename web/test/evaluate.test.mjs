@@ -76,6 +76,13 @@ test('the CronTab: CRD accepted, object stored, pruned field marked and placed, 
   assert.equal(res.celLimits.perExpression, 10000000);
 });
 
+test('the engine\'s Kubernetes range is the one the page offers before the engine has answered', async () => {
+  const res = await evaluate({ crds: crdYAML, objects: '' });
+  const m = readFileSync(path.join(root, 'web/src/versions.ts'), 'utf8').match(/DEFAULT_RANGE: CrdplayKubernetesRange = \{ oldest: (\d+), newest: (\d+) \}/);
+  assert.ok(m, 'DEFAULT_RANGE in web/src/versions.ts');
+  assert.deepEqual(res.kubernetes, { oldest: Number(m[1]), newest: Number(m[2]) }, 'web/src/versions.ts DEFAULT_RANGE');
+});
+
 test('the CRD stays installed while only the objects change', async () => {
   const first = await evaluate({ crds: crdYAML, objects: object('a', { replicas: 1 }) });
   for (let i = 0; i < 3; i++) {
