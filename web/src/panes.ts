@@ -2,7 +2,7 @@
 // DOM: the panes are lists and tables, and the page's bundle stays small.
 import type { CrdplayCompatRule, CrdplayDiagnostic, CrdplayEvaluateResult, CrdplayExchange, CrdplayObjectResult, CrdplayRequest, CrdplayResponse, CrdplaySchemaNode, CrdplaySource } from '../static/crdplay.d.ts';
 import type { ExplainKind } from './evaluate';
-import { diagnosticText, editorOf, GOTO_EVENT, shapeMessage, type GotoDetail } from './editors';
+import { diagnosticText, editorOf, GOTO_EVENT, shapeMessage, type GotoDetail, type ShapedMessage } from './editors';
 import './panes.css';
 import { stringify } from './yaml';
 import { describe, explainTree, rules, type KindSchema } from './schema';
@@ -49,11 +49,20 @@ function gotoLink(source: CrdplaySource, span: { line: number; column?: number; 
  * snippet preformatted, and the API's own words behind an expander when they differ. */
 function message(text: string, prefix = '', cls = 'error'): Node[] {
   const m = shapeMessage(text);
+  return [h('p', { class: cls }, prefix + m.text), ...beneath(m)];
+}
+
+/** What the panes show below a shaped message's text: CEL's caret snippet, and the API's own words. */
+function beneath(m: ShapedMessage): HTMLElement[] {
   return [
-    h('p', { class: cls }, prefix + m.text),
     m.snippet ? h('pre', { class: 'code snippet' }, m.snippet) : null,
-    m.full ? h('details', { class: 'full-message' }, h('summary', {}, 'as the API said it'), h('pre', { class: 'code wrap' }, m.full)) : null,
+    m.full ? asTheAPISaid(m.full) : null,
   ].filter((n): n is HTMLElement => !!n);
+}
+
+/** The API's own words behind an expander. */
+function asTheAPISaid(text: string): HTMLElement {
+  return h('details', { class: 'full-message' }, h('summary', {}, 'as the API said it'), h('pre', { class: 'code wrap' }, text));
 }
 
 /** A Warning header of an answer; a link to its place when the engine placed it at a field. */
@@ -112,7 +121,7 @@ function statusBlock(body: any, place?: Placer): HTMLElement {
   const joined = causes.length > 1 && shapeMessage(text).snippet !== undefined;
   const box = h('div', { class: 'status-error' }, ...(joined
     ? [h('p', { class: 'error' }, `${prefix}${shapeMessage(text.split('\n')[0]).text} …`),
-      h('details', { class: 'full-message' }, h('summary', {}, 'as the API said it'), h('pre', { class: 'code wrap' }, text))]
+      asTheAPISaid(text)]
     : message(text, prefix)));
   if (causes.length) {
     box.append(h('ul', { class: 'causes' }, ...causes.map((c) => {
@@ -122,8 +131,7 @@ function statusBlock(body: any, place?: Placer): HTMLElement {
       return h('li', {},
         d ? gotoLink(d.source, d, h('code', {}, field)) : h('code', {}, field), ' ', m.text,
         c.reason ? h('span', { class: 'muted' }, ` (${c.reason})`) : null,
-        m.snippet ? h('pre', { class: 'code snippet' }, m.snippet) : null,
-        m.full ? h('details', { class: 'full-message' }, h('summary', {}, 'as the API said it'), h('pre', { class: 'code wrap' }, m.full)) : null);
+        ...beneath(m));
     })));
   }
   return box;
