@@ -27,6 +27,10 @@ const (
 	ModeScale Mode = "scale"
 	// ModeDelete creates each object, then DELETEs it: with finalizers it stays, marked for deletion.
 	ModeDelete Mode = "delete"
+	// ModeUpgrade checks a CRD change against stored objects: it creates the CRD from Input.OldCRDs, stores
+	// Input.Objects under it, PUTs Input.CRDs over it as an update, then reads, updates and updates the
+	// status of every object in every version the new CRD serves (Result.Upgrade).
+	ModeUpgrade Mode = "upgrade"
 )
 
 // Input is one evaluation's request: the editors' texts and what to do with them.
@@ -39,6 +43,9 @@ type Input struct {
 	Objects string `json:"objects"`
 	// OldObjects is the old-object editor's text, for ModeUpdate and ModeStatus.
 	OldObjects string `json:"oldObjects,omitempty"`
+	// OldCRDs is the old-CRD editor's text, for ModeUpgrade (CRDs is then the new CRD). Nil means the same
+	// text as the previous evaluation, as for CRDs.
+	OldCRDs *string `json:"oldCrds,omitempty"`
 	// Mode defaults to ModeCreate.
 	Mode Mode `json:"mode,omitempty"`
 	// FieldValidation is the fieldValidation query parameter of the writes: "Strict", "Warn" or "Ignore".
@@ -80,6 +87,8 @@ type Result struct {
 	Limits celcost.Limits `json:"celLimits"`
 	// Kubernetes is the range of minor versions the CRDs' Compat reports consider.
 	Kubernetes KubernetesRange `json:"kubernetes"`
+	// Upgrade is ModeUpgrade's report: the new CRD's update, each stored object's checks, the static findings.
+	Upgrade *UpgradeReport `json:"upgrade,omitempty"`
 	// Exchanges are the evaluation's HTTP requests and responses, when Input.Trace was set.
 	Exchanges []Exchange `json:"exchanges,omitempty"`
 	// Timings are in milliseconds.
@@ -94,6 +103,7 @@ const (
 	SourceCRDs       Source = "crds"
 	SourceObjects    Source = "objects"
 	SourceOldObjects Source = "oldObjects"
+	SourceOldCRDs    Source = "oldCrds"
 )
 
 // Severity of a diagnostic.

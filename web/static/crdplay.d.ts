@@ -163,8 +163,10 @@ export interface CrdplayClient extends Crdplay, EventTarget {
 
 /** Operation on the objects: create (POST); update (old objects created, new ones PUT over them with their
  * resourceVersion, like kubectl replace); status (PUT /status over the old object, or over the object itself
- * created first); scale (create, then GET /scale or PUT replicas); delete (create, then DELETE). */
-export type CrdplayMode = 'create' | 'update' | 'status' | 'scale' | 'delete';
+ * created first); scale (create, then GET /scale or PUT replicas); delete (create, then DELETE); upgrade (the
+ * CRD created from oldCrds, the objects stored under it, crds PUT over it, then each object read, updated and
+ * its status updated in every served version: the result's upgrade). */
+export type CrdplayMode = 'create' | 'update' | 'status' | 'scale' | 'delete' | 'upgrade';
 
 export interface CrdplayEvaluateInput {
   /** The CRD editor: CRDs as YAML or JSON documents separated by "---" lines. Omit it to keep the text of the
@@ -175,6 +177,8 @@ export interface CrdplayEvaluateInput {
   objects: string;
   /** The old-object editor, for 'update' and 'status'. */
   oldObjects?: string;
+  /** The old-CRD editor, for 'upgrade' (crds is then the new CRD). Omit it to keep the previous text. */
+  oldCrds?: string;
   /** Default 'create'. */
   mode?: CrdplayMode;
   /** fieldValidation of the writes; omitted, the API behaves as for Warn (kubectl sends Strict). */
@@ -199,7 +203,7 @@ export interface CrdplaySpan {
   endColumn: number;
 }
 
-export type CrdplaySource = 'crds' | 'objects' | 'oldObjects';
+export type CrdplaySource = 'crds' | 'objects' | 'oldObjects' | 'oldCrds';
 
 /** An error, warning or note placed at the field it names. */
 export interface CrdplayDiagnostic extends CrdplaySpan {
@@ -606,8 +610,79 @@ export interface CrdplayEvaluateResult {
   celLimits: CrdplayCELLimits;
   /** The Kubernetes minor versions the CRDs' compat reports consider. */
   kubernetes: CrdplayKubernetesRange;
+  /** The 'upgrade' mode's report. */
+  upgrade?: CrdplayUpgradeReport;
   exchanges?: CrdplayExchange[];
   timings: CrdplayTimings;
+}
+
+/** What a CRD change does to stored objects ('upgrade' mode): the API's answer to the new CRD PUT over the old
+ * one, what each object meets afterwards, and the static findings with the engine's evidence. */
+export interface CrdplayUpgradeReport {
+  crd: CrdplayUpgradeCRD;
+  /** One per stored object, in the order of the object text. */
+  objects: CrdplayUpgradeObject[];
+  findings: CrdplayFinding[];
+}
+
+/** The API's answer to the PUT of the new CRD over the stored old one. */
+export interface CrdplayUpgradeCRD {
+  name: string;
+  /** HTTP status of the PUT (200 accepted); 0 when it could not be sent. */
+  status: number;
+  accepted: boolean;
+  /** The Status body when refused (a stored version removed, a scope change...). */
+  error?: any;
+  warnings: string[];
+}
+
+/** One stored object after the upgrade. */
+export interface CrdplayUpgradeObject {
+  document: number;
+  item?: number;
+  kind: string;
+  namespace?: string;
+  name: string;
+  /** The old CRD refused the object: it was written to storage directly, as under an earlier CRD. */
+  seeded: boolean;
+  /** The old CRD's refusal. */
+  seedReason?: string;
+  checks: CrdplayUpgradeCheck[];
+}
+
+/** One request made of a stored object after the upgrade, in one served version, and the API's answer. */
+export interface CrdplayUpgradeCheck {
+  version: string;
+  /** get: what a client now reads; update: a no-op PUT of what was read; status: the same PUT to /status. */
+  op: 'get' | 'update' | 'status';
+  status: number;
+  /** The Status body when the request failed. */
+  error?: any;
+  warnings: string[];
+  /** The object as the GET returned it. */
+  object?: any;
+}
+
+/** A static finding of the CRD change, placed in the new CRD (the old one for removals: source 'oldCrds'),
+ * with what the engine showed of it. */
+export interface CrdplayFinding extends CrdplaySpan {
+  /** The check: "maximum", "required", "storedVersionRemoval", ... */
+  rule: string;
+  severity: 'error' | 'warning' | 'info';
+  version?: string;
+  /** Path in the CRD text (spec.versions[1].schema.openAPIV3Schema.properties.spec...maximum). */
+  field: string;
+  /** The field in the objects (spec.replicas). */
+  objectPath?: string;
+  message: string;
+  source: CrdplaySource;
+  document: number;
+  /** False when the span is the field's nearest ancestor in the text. */
+  exact: boolean;
+  /** The stored objects ("namespace/name") the engine showed it biting. */
+  affected: string[];
+  /** "2 of 3 objects now fail their next update: ..." or "no stored object is affected". */
+  evidence: string;
 }
 
 // ---------------------------------------------------------------------------------------------------------
