@@ -16,7 +16,7 @@ import type { CrdplayDiagnostic, CrdplaySource } from '../static/crdplay.d.ts';
 /** The editors, as the page's elements (crd-editor...) and permalinks name them. */
 export type EditorId = 'crd' | 'objects' | 'old';
 
-const editors: Record<CrdplaySource, EditorId> = { crds: 'crd', objects: 'objects', oldObjects: 'old' };
+const editors: Partial<Record<CrdplaySource, EditorId>> = { crds: 'crd', objects: 'objects', oldObjects: 'old' };
 
 /** The editor of a text the engine names. */
 export function editorOf(source: CrdplaySource): EditorId {
