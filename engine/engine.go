@@ -1,5 +1,6 @@
 // Package engine is crdplay's front door: the Kubernetes REST API for CustomResourceDefinitions and the custom
-// resources they define, answering as kube-apiserver v1.37 does, over a pluggable storage.
+// resources they define, answering as kube-apiserver v1.37 does
+// (or, with Options.EmulatedVersion, as it does emulating an older minor), over a pluggable storage.
 //
 // The engine is pure Go. It builds natively and for GOOS=js GOARCH=wasm, opens no listener or connection, and
 // reaches the outside world only through the interfaces in Options.
@@ -33,6 +34,12 @@ type Options struct {
 	Now func() time.Time
 	// MaxRequestBytes caps request bodies (413 above it). Defaults to 3 MiB, kube-apiserver's limit.
 	MaxRequestBytes int64
+	// EmulatedVersion is the Kubernetes minor to answer as ("1.34" to "1.37", see EmulatedVersions), as
+	// kube-apiserver's --emulated-version does: /version's emulation and minimum compatibility versions, the CEL
+	// environment new expressions compile with, and every versioned feature gate. "" is the newest. Upstream
+	// keeps this state process-wide, so the first NewHandler applies it to the process and a later one asking
+	// for a different version fails: one process serves one emulated version.
+	EmulatedVersion string
 }
 
 // WebhookCaller delivers one ConversionReview to a conversion webhook. The engine builds the request and checks
@@ -46,6 +53,9 @@ type WebhookCaller interface {
 // NewHandler returns the Kubernetes REST API for CustomResourceDefinitions and the resources they define,
 // served from opts.Storage.
 func NewHandler(opts Options) (http.Handler, error) {
+	if _, err := Emulate(opts.EmulatedVersion); err != nil {
+		return nil, err
+	}
 	if opts.Storage == nil {
 		opts.Storage = storage.NewMemory()
 	}

@@ -57,7 +57,7 @@ func TestEvaluateReportsCompat(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := NewSession(Options{})
 			res := evaluate(t, s, Input{CRDs: &tt.crd})
-			if want := kubernetesRange(); res.Kubernetes != want || want.Oldest != 28 || want.Newest < 37 {
+			if want := kubernetesRange("1.37"); res.Kubernetes != want || want.Oldest != 28 || want.Newest != 37 || want.Version != "v1.37.2" {
 				t.Errorf("kubernetes range = %+v, want %+v from 1.28", res.Kubernetes, want)
 			}
 			if len(res.CRDs) != 1 || !res.CRDs[0].Accepted {

@@ -26,6 +26,10 @@ type Options struct {
 	// UserAgent is sent with every request; the API names the managedFields manager after its first word.
 	// Defaults to "crdplay".
 	UserAgent string
+	// EmulatedVersion is the Kubernetes minor the engine answers as ("1.34" to "1.37"; "" is the newest), as
+	// engine.Options.EmulatedVersion. It is process-wide: every session of a process must ask for the same one,
+	// or Evaluate fails.
+	EmulatedVersion string
 }
 
 // Session evaluates the editors' texts against an engine of its own, keeping the CRDs installed between
@@ -91,7 +95,12 @@ func (s *Session) Evaluate(ctx context.Context, in Input) (res *Result, err erro
 		crdText = s.st.text
 	}
 
-	res = &Result{Limits: celcost.DefaultLimits, Kubernetes: kubernetesRange()}
+	// The emulated version is applied before anything reads it (the compatibility report, the engine).
+	emulated, err := engine.Emulate(s.opts.EmulatedVersion)
+	if err != nil {
+		return nil, err
+	}
+	res = &Result{Limits: celcost.DefaultLimits, Kubernetes: kubernetesRange(emulated)}
 	var trace *[]Exchange
 	if in.Trace {
 		trace = &[]Exchange{}
@@ -159,7 +168,7 @@ func revisionOf(text string) string {
 // newEngine builds the engine for a fresh install.
 func (s *Session) newEngine() (http.Handler, *journal, error) {
 	store := newJournal(engine.NewMemoryStorage())
-	h, err := engine.NewHandler(engine.Options{Storage: store, Webhook: s.opts.Webhook, Now: s.opts.Now})
+	h, err := engine.NewHandler(engine.Options{Storage: store, Webhook: s.opts.Webhook, Now: s.opts.Now, EmulatedVersion: s.opts.EmulatedVersion})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -3,6 +3,7 @@ package playground
 import (
 	"encoding/json"
 
+	"crdplay/engine"
 	"crdplay/playground/internal/celcost"
 	"crdplay/playground/internal/explain"
 	"crdplay/playground/internal/k8sversions"
@@ -173,15 +174,18 @@ type CRDResult struct {
 }
 
 // KubernetesRange is the range of Kubernetes 1.x minor versions a compatibility report considers: Newest is
-// the engine's own.
+// the engine's own (the emulated minor). Version is the release the engine is (/version's gitVersion,
+// "v1.37.2") and Emulated the minor it emulates ("1.35"; the newest when not emulating).
 type KubernetesRange struct {
-	Oldest int `json:"oldest"`
-	Newest int `json:"newest"`
+	Oldest   int    `json:"oldest"`
+	Newest   int    `json:"newest"`
+	Version  string `json:"version"`
+	Emulated string `json:"emulated"`
 }
 
-// kubernetesRange is the range k8sversions reports on.
-func kubernetesRange() KubernetesRange {
-	return KubernetesRange{Oldest: k8sversions.Oldest, Newest: k8sversions.Newest()}
+// kubernetesRange is the range k8sversions reports on, for the emulated minor applied to the process.
+func kubernetesRange(emulated string) KubernetesRange {
+	return KubernetesRange{Oldest: k8sversions.Oldest, Newest: k8sversions.Newest(), Version: engine.KubernetesVersion, Emulated: emulated}
 }
 
 // CompatReport is a CRD's Kubernetes version report, CompatReason one field that older servers refuse or

@@ -419,6 +419,10 @@ export interface CrdplayCRDResult {
 export interface CrdplayKubernetesRange {
   oldest: number;
   newest: number;
+  /** The release the engine is, as /version's gitVersion reports it ("v1.37.2"). */
+  version: string;
+  /** The minor the engine emulates ("1.35"); the newest when not emulating. */
+  emulated: string;
 }
 
 /** What a server older than a reason's minor does: answers 422 ("refused"), or drops or does not enforce the

@@ -39,6 +39,7 @@ func deleteOptions(r *http.Request, maxBytes int64) (*metav1.DeleteOptions, erro
 	} else if err := metainternalversionscheme.ParameterCodec.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
+	dropUnsafeDeleteOption(opts)
 	if errs := metav1validation.ValidateDeleteOptions(opts); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}, "", errs)
 	}

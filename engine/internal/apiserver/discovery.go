@@ -12,18 +12,35 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilversion "k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
 	"k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/util/compatibility"
+	basecompatibility "k8s.io/component-base/compatibility"
 )
 
-// kubeVersion is what /version reports: the Kubernetes release whose behaviour the engine reproduces, with the
-// emulation and minimum compatibility versions a v1.37 server reports by default, and component-base's values
-// for the commit and build date of a build that does not stamp them (as the oracle's).
-var kubeVersion = version.Info{
-	Major: "1", Minor: "37", EmulationMajor: "1", EmulationMinor: "37", MinCompatibilityMajor: "1", MinCompatibilityMinor: "36",
-	GitVersion: "v1.37.2", GitCommit: "$Format:%H$", GitTreeState: "clean", BuildDate: "1970-01-01T00:00:00Z",
-	GoVersion: runtime.Version(), Compiler: runtime.Compiler, Platform: runtime.GOOS + "/" + runtime.GOARCH,
+// GitVersion is the Kubernetes release the engine reproduces.
+const GitVersion = "v1.37.2"
+
+// kubeVersion is what /version reports: the Kubernetes release whose behaviour the engine reproduces, the
+// emulation and minimum compatibility versions of the kube component's effective version (what
+// --emulated-version set, as the generic server's /version handler reads them), and component-base's values for
+// the commit and build date of a build that does not stamp them (as the oracle's).
+func kubeVersion() version.Info {
+	info := version.Info{
+		Major: "1", Minor: "37",
+		GitVersion: GitVersion, GitCommit: "$Format:%H$", GitTreeState: "clean", BuildDate: "1970-01-01T00:00:00Z",
+		GoVersion: runtime.Version(), Compiler: runtime.Compiler, Platform: runtime.GOOS + "/" + runtime.GOARCH,
+	}
+	ev := compatibility.DefaultComponentGlobalsRegistry.EffectiveVersionFor(basecompatibility.DefaultKubeComponent)
+	if e := ev.EmulationVersion(); e != nil {
+		info.EmulationMajor, info.EmulationMinor = utilversion.Itoa(e.Major()), utilversion.Itoa(e.Minor())
+	}
+	if m := ev.MinCompatibilityVersion(); m != nil {
+		info.MinCompatibilityMajor, info.MinCompatibilityMinor = utilversion.Itoa(m.Major()), utilversion.Itoa(m.Minor())
+	}
+	return info
 }
 
 func (s *Server) serveNonResource(w http.ResponseWriter, req *http.Request, rec *warnings, info *request.RequestInfo) {
@@ -37,7 +54,7 @@ func (s *Server) serveNonResource(w http.ResponseWriter, req *http.Request, rec 
 	case len(parts) >= 2 && parts[0] == "openapi":
 		s.serveOpenAPI(w, req, rec, parts)
 	case len(parts) == 1 && parts[0] == "version":
-		s.writeRawJSON(w, rec, http.StatusOK, kubeVersion)
+		s.writeRawJSON(w, rec, http.StatusOK, kubeVersion())
 	case len(parts) == 1 && parts[0] == "api":
 		s.write(w, req, rec, reply{code: http.StatusOK, raw: &metav1.APIVersions{TypeMeta: metav1.TypeMeta{Kind: "APIVersions"}, Versions: []string{}}}, mt)
 	case len(parts) == 1 && parts[0] == "apis" && wantsAggregated(req):

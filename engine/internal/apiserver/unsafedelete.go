@@ -9,16 +9,27 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/features"
 	apistorage "k8s.io/apiserver/pkg/storage"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/utils/ptr"
 
 	"crdplay/engine/storage"
 )
 
 // DeleteOptions.ignoreStoreReadErrorWithClusterBreakingPotential asks for the deletion of an object that cannot
-// be read from storage. Feature AllowUnsafeMalformedObjectDeletion is on by default from 1.37, the version the
-// engine serves, so the DELETE handler gives such a request the registry's corrupt-object deleter
-// (k8s.io/apiserver pkg/registry/generic/registry/corrupt_obj_deleter.go) and DELETECOLLECTION refuses it.
+// be read from storage. Feature AllowUnsafeMalformedObjectDeletion is on by default from 1.37: with it on, the
+// DELETE handler gives such a request the registry's corrupt-object deleter
+// (k8s.io/apiserver pkg/registry/generic/registry/corrupt_obj_deleter.go) and DELETECOLLECTION refuses it; with
+// it off (emulating 1.36 or older) the handlers clear the option before validating the options, so it does
+// nothing.
+
+// dropUnsafeDeleteOption clears the option when the gate is off, as both delete handlers do.
+func dropUnsafeDeleteOption(opts *metav1.DeleteOptions) {
+	if !utilfeature.DefaultFeatureGate.Enabled(features.AllowUnsafeMalformedObjectDeletion) {
+		opts.IgnoreStoreReadErrorWithClusterBreakingPotential = nil
+	}
+}
 
 // ignoresReadErrors reports whether opts ask for the unsafe deletion of an unreadable object.
 func ignoresReadErrors(opts *metav1.DeleteOptions) bool {

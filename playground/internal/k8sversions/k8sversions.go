@@ -8,7 +8,8 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/apiserver/pkg/cel/environment"
+	"k8s.io/apiserver/pkg/util/compatibility"
+	basecompatibility "k8s.io/component-base/compatibility"
 
 	"crdplay/playground/internal/celcost"
 	"crdplay/playground/internal/yamlpos"
@@ -17,9 +18,12 @@ import (
 // Oldest is the oldest minor version of Kubernetes 1.x the report considers.
 const Oldest = 28
 
-// Newest is the minor version of Kubernetes 1.x the engine is: one above upstream's default compatibility
-// version.
-func Newest() int { return int(environment.DefaultCompatibilityVersion().Minor()) + 1 }
+// Newest is the minor version of Kubernetes 1.x the engine is: the emulation version of upstream's kube
+// component (the binary's minor unless engine.Options.EmulatedVersion chose an older one). It is not the
+// compatibility version plus one: emulating the floor (1.34), both are 1.34.
+func Newest() int {
+	return int(compatibility.DefaultComponentGlobalsRegistry.EffectiveVersionFor(basecompatibility.DefaultKubeComponent).EmulationVersion().Minor())
+}
 
 // Effect is what a server older than a reason's minor does with the feature.
 type Effect string
