@@ -9,9 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
-	"crdplay/engine"
 	"crdplay/internal/oraclecase"
 )
 
@@ -150,55 +148,4 @@ func caseProblems(dir, ref string) []string {
 		}
 	}
 	return problems
-}
-
-// knownGaps are the outputs of the default version's cases where the engine is known to answer otherwise
-// than the real server, each with what differs. The replay fails if these outputs match (the gap is closed:
-// drop the entry) as well as if any other output differs.
-var knownGaps = map[string]map[string]string{}
-
-// TestReplayDefaultVersion replays the default version's recordings against the engine in-process, as
-// engine's TestOracleCases does for testdata/oracle: every normalised response must be byte-identical, except
-// for the outputs listed in knownGaps, which must differ.
-func TestReplayDefaultVersion(t *testing.T) {
-	dirs, err := oraclecase.CaseDirs(filepath.Join(root, defaultVersion))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for c := range knownGaps {
-		if !slices.Contains(dirs, filepath.Join(root, defaultVersion, c)) {
-			t.Errorf("knownGaps names case %s, which %s does not have", c, filepath.Join(root, defaultVersion))
-		}
-	}
-	// The engine changes CRDs synchronously: nothing to settle, and a CRD not ready within a second never is.
-	opts := oraclecase.Options{PollInterval: 5 * time.Millisecond, WaitTimeout: time.Second, NoSleep: true}
-	for _, dir := range dirs {
-		t.Run(filepath.Base(dir), func(t *testing.T) {
-			h, err := engine.NewHandler(engine.Options{})
-			if err != nil {
-				t.Fatalf("NewHandler: %v", err)
-			}
-			res, err := oraclecase.New(oraclecase.HandlerClient(h), "http://engine", opts).RunCase(dir)
-			if err != nil {
-				t.Fatalf("after %d step(s): %v", res.Steps, err)
-			}
-			gaps := knownGaps[filepath.Base(dir)]
-			differing := map[string]bool{}
-			for _, d := range res.Diffs {
-				// Each diff starts with the name of its output file and a colon.
-				file, _, _ := strings.Cut(d, ":")
-				differing[file] = true
-				if gap, ok := gaps[file]; ok {
-					t.Logf("known gap in %s: %s", file, gap)
-					continue
-				}
-				t.Errorf("differs from the real server's answer:\n%s", d)
-			}
-			for file, gap := range gaps {
-				if !differing[file] {
-					t.Errorf("%s now matches the real server's answer; drop it from knownGaps (%s)", file, gap)
-				}
-			}
-		})
-	}
 }
