@@ -110,9 +110,15 @@ test-fuzz:
 		rm -f "$$bin"; \
 	done
 
-# The wasm tests build in the trimmed workspace, so they test the engine as the browser gets it.
+# The wasm tests build in the trimmed workspace, so they test the engine as the browser gets it. The emulated
+# version is process-wide and node cannot start processes, so internal/versioncases runs once per version.
+EMULATED_VERSIONS := 1.34 1.35 1.36 1.37
 test-wasm: need-node wasm-workspace
 	PATH="$$PATH:$(WASM_EXEC_DIR)" $(WASM_ENV) $(GO) test $(WASM_TEST_PKGS)
+	@for v in $(EMULATED_VERSIONS); do \
+		echo "internal/versioncases emulating $$v"; \
+		CRDPLAY_EMULATED_VERSION=$$v PATH="$$PATH:$(WASM_EXEC_DIR)" $(WASM_ENV) $(GO) test -count=1 ./internal/versioncases || exit 1; \
+	done
 
 # The browser side: types (tsc: esbuild does not type-check), the bridge under node, and the playground and
 # every oracle case in Debian's headless Chromium (web/test). Screenshots and logs land in test-results/.
