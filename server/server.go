@@ -45,6 +45,9 @@ type Options struct {
 	// Links bound the short links the server keeps in its storage (see Links); the zero value keeps
 	// DefaultMaxLinks of them.
 	Links LinkOptions
+	// EmulatedVersion is the Kubernetes minor the API answers as (engine.Options.EmulatedVersion, kube-apiserver's
+	// --emulated-version); "" is the newest. It is process-wide: one process serves one version.
+	EmulatedVersion string
 }
 
 // EtcdOptions choose the etcd of StorageEtcd: either a cluster to connect to (Endpoints, and TLS files for
@@ -94,7 +97,7 @@ func (h *Handler) BeginShutdown() { h.shuttingDown.Store(true) }
 // no error here: requests answer 503 Service Unavailable until it can.
 func NewHandler(opts Options) (*Handler, error) {
 	// Conversion webhooks are called over HTTPS as kube-apiserver calls them; only a native host can.
-	eopts := engine.Options{Webhook: HTTPSWebhook{}}
+	eopts := engine.Options{Webhook: HTTPSWebhook{}, EmulatedVersion: opts.EmulatedVersion}
 	var closeStorage func() error
 	m := newMetrics()
 	// The checks of /healthz, /livez and /readyz, as kube-apiserver's: etcd's joins them with etcd storage.

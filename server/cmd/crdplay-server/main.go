@@ -2,6 +2,7 @@
 // resources they define) over HTTP.
 //
 //	crdplay-server [--addr 127.0.0.1:8080] [--storage memory] [--site build/web] [--log-requests] [--log-format text|json]
+//	crdplay-server --emulated-version 1.35 ...
 //	crdplay-server --storage etcd --etcd-endpoints URL,... [--etcd-cafile F] [--etcd-certfile F --etcd-keyfile F] ...
 //	crdplay-server --storage etcd --etcd-embedded --data-dir DIR ...
 //
@@ -21,6 +22,10 @@
 // format. Each request but a watch has --request-timeout, which ?timeout= may shorten. Logs go to stderr
 // (--log-format json for one JSON object a line); the embedded etcd's client URL is logged at start.
 //
+// --emulated-version answers as kube-apiserver's flag of that name does: as the Kubernetes minor it names (1.34
+// to 1.37; by default the newest), in /version, the CEL environment of new rules and the versioned feature
+// gates. Upstream keeps that state process-wide, so a server serves one version; run one per version.
+//
 // It stops gracefully on SIGINT or SIGTERM (/readyz fails from then on); a second signal stops it at once.
 package main
 
@@ -36,6 +41,7 @@ import (
 	"syscall"
 	"time"
 
+	"crdplay/engine"
 	"crdplay/server"
 )
 
@@ -56,6 +62,7 @@ func main() {
 	logRequests := flag.Bool("log-requests", false, "log one line per request to stderr")
 	logFormat := flag.String("log-format", server.LogFormatText, "log `format`: text or json")
 	requestTimeout := flag.Duration("request-timeout", server.DefaultRequestTimeout, "longest `duration` of a request but a watch; ?timeout= may shorten it")
+	emulated := flag.String("emulated-version", "", "the Kubernetes `minor` to answer as, as kube-apiserver's --emulated-version: one of "+strings.Join(engine.EmulatedVersions(), ", ")+" (default: the newest)")
 	site := flag.String("site", server.DefaultSiteDir, "`directory` of the playground's static build to serve at / (\"\" for the API alone)")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: crdplay-server [flags]\n")
@@ -64,6 +71,11 @@ func main() {
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fatalUsage("unexpected arguments: %v", flag.Args())
+	}
+
+	// Checked before anything starts: upstream applies the flag to the whole process.
+	if _, err := engine.Emulate(*emulated); err != nil {
+		fatalUsage("--emulated-version: %v", err)
 	}
 
 	if *endpoints != "" {
@@ -75,7 +87,7 @@ func main() {
 		fatalUsage("--log-format: %v", err)
 	}
 	opts := server.Options{Storage: *storage, Etcd: etcd, Site: *site, Log: log, LogRequests: *logRequests,
-		RequestTimeout: *requestTimeout, Links: server.LinkOptions{Off: *maxLinks <= 0, MaxCount: *maxLinks}}
+		RequestTimeout: *requestTimeout, EmulatedVersion: *emulated, Links: server.LinkOptions{Off: *maxLinks <= 0, MaxCount: *maxLinks}}
 	siteSet := false
 	flag.Visit(func(f *flag.Flag) { siteSet = siteSet || f.Name == "site" })
 	if !siteSet {
@@ -105,7 +117,7 @@ func main() {
 		log.Info("shutting down; interrupt again to stop at once")
 		close(signalled)
 	}()
-	log.Info("serving", "url", "http://"+ln.Addr().String(), "storage", *storage, "site", opts.Site)
+	log.Info("serving", "url", "http://"+ln.Addr().String(), "storage", *storage, "site", opts.Site, "kubernetes", engine.KubernetesVersion, "emulated", emulatedMinor(*emulated))
 	if err := server.Serve(ctx, ln, h, shutdownGrace); err != nil {
 		log.Error("serve", "err", err)
 		h.Close()
@@ -125,4 +137,13 @@ func fatalUsage(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "crdplay-server: "+format+"\n", args...)
 	flag.Usage()
 	os.Exit(2)
+}
+
+// emulatedMinor is the minor the server answers as: the flag's, or the newest.
+func emulatedMinor(flagValue string) string {
+	if flagValue != "" {
+		return flagValue
+	}
+	vs := engine.EmulatedVersions()
+	return vs[len(vs)-1]
 }
