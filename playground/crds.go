@@ -147,7 +147,6 @@ func (ev *evaluation) installOne(d *yamlpos.Doc) CRDResult {
 		return res
 	}
 
-	// What the naming and establishing controllers made of it (the engine runs them before it answers).
 	var created struct {
 		Metadata struct {
 			Name string `json:"name"`
@@ -156,16 +155,25 @@ func (ev *evaluation) installOne(d *yamlpos.Doc) CRDResult {
 	if err := json.Unmarshal(r.body, &created); err != nil || created.Metadata.Name == "" {
 		return res
 	}
-	g := ev.do(http.MethodGet, crdsPath+"/"+created.Metadata.Name, "", "application/json", nil)
+	ev.readBack(d, created.Metadata.Name, &res)
+	return res
+}
+
+// readBack reads what the naming and establishing controllers made of a CRD the API accepted (the engine runs
+// them before it answers), fills res with it and, once established, adds it to the CRDs that serve objects and
+// returns it (nil when it is not established).
+func (ev *evaluation) readBack(d *yamlpos.Doc, name string, res *CRDResult) *installed {
+	st := ev.st
+	g := ev.do(http.MethodGet, crdsPath+"/"+name, "", "application/json", nil)
 	var live apiextensionsv1.CustomResourceDefinition
 	if g.status != http.StatusOK || json.Unmarshal(g.body, &live) != nil {
 		if crd := decodeCRD(d); crd != nil {
-			ev.analyse(d, crd, &res)
+			ev.analyse(d, crd, res)
 		}
-		return res
+		return nil
 	}
 	// The CRD as the API holds it (defaults applied) is what the page explains: no need to decode the text.
-	ev.analyse(d, &live, &res)
+	ev.analyse(d, &live, res)
 	res.Name = live.Name
 	n := live.Status.AcceptedNames
 	if n.Plural != "" || n.Kind != "" {
@@ -192,7 +200,7 @@ func (ev *evaluation) installOne(d *yamlpos.Doc) CRDResult {
 		}
 	}
 	if !res.Established {
-		return res
+		return nil
 	}
 	for _, v := range live.Spec.Versions {
 		if v.Served {
@@ -237,7 +245,7 @@ func (ev *evaluation) installOne(d *yamlpos.Doc) CRDResult {
 	for _, v := range c.served {
 		st.served[gvk{c.group, v, c.kind}] = c
 	}
-	return res
+	return c
 }
 
 // analyse fills what the playground derives from a CRD itself: its versions with their printer columns, the

@@ -41,6 +41,8 @@ type Session struct {
 
 	mu sync.Mutex
 	st *crdState // nil before the first evaluation, and after one that could not clean up
+	// crdText and oldCRDText are the last evaluation's CRD texts, which an Input without them means.
+	crdText, oldCRDText string
 }
 
 // NewSession returns a session with no CRDs installed.
@@ -63,9 +65,9 @@ func (s *Session) Evaluate(ctx context.Context, in Input) (res *Result, err erro
 	switch in.Mode {
 	case "":
 		in.Mode = ModeCreate
-	case ModeCreate, ModeUpdate, ModeStatus, ModeScale, ModeDelete:
+	case ModeCreate, ModeUpdate, ModeStatus, ModeScale, ModeDelete, ModeUpgrade:
 	default:
-		return nil, fmt.Errorf("playground: unknown mode %q (want create, update, status, scale or delete)", in.Mode)
+		return nil, fmt.Errorf("playground: unknown mode %q (want create, update, status, scale, delete or upgrade)", in.Mode)
 	}
 	switch in.FieldValidation {
 	case "", "Strict", "Warn", "Ignore":
@@ -87,13 +89,11 @@ func (s *Session) Evaluate(ctx context.Context, in Input) (res *Result, err erro
 	}()
 
 	start := time.Now()
-	var crdText string
-	switch {
-	case in.CRDs != nil:
+	crdText := s.crdText
+	if in.CRDs != nil {
 		crdText = *in.CRDs
-	case s.st != nil:
-		crdText = s.st.text
 	}
+	s.crdText = crdText
 
 	// The emulated version is applied before anything reads it (the compatibility report, the engine).
 	emulated, err := engine.Emulate(s.opts.EmulatedVersion)
@@ -104,6 +104,15 @@ func (s *Session) Evaluate(ctx context.Context, in Input) (res *Result, err erro
 	var trace *[]Exchange
 	if in.Trace {
 		trace = &[]Exchange{}
+	}
+	if in.Mode == ModeUpgrade {
+		if in.OldCRDs != nil {
+			s.oldCRDText = *in.OldCRDs
+		}
+		if err := s.upgrade(ctx, in, s.oldCRDText, crdText, res, trace); err != nil {
+			return nil, err
+		}
+		return finishResult(res, trace, start), nil
 	}
 	if s.st == nil || s.st.text != crdText {
 		var engineTime time.Duration
@@ -133,7 +142,11 @@ func (s *Session) Evaluate(ctx context.Context, in Input) (res *Result, err erro
 	}
 	res.Timings.Objects = ms(time.Since(objStart))
 	res.Timings.ObjectEngine, res.Timings.Parse = ms(ev.engineTime), ms(ev.parseTime)
+	return finishResult(res, trace, start), nil
+}
 
+// finishResult orders the diagnostics by editor and place, and adds the trace and the total time.
+func finishResult(res *Result, trace *[]Exchange, start time.Time) *Result {
 	sort.SliceStable(res.Diagnostics, func(i, j int) bool {
 		a, b := res.Diagnostics[i], res.Diagnostics[j]
 		if a.Source != b.Source {
@@ -151,10 +164,10 @@ func (s *Session) Evaluate(ctx context.Context, in Input) (res *Result, err erro
 		res.Exchanges = *trace
 	}
 	res.Timings.Total = ms(time.Since(start))
-	return res, nil
+	return res
 }
 
-var sourceOrder = map[Source]int{SourceCRDs: 0, SourceOldObjects: 1, SourceObjects: 2}
+var sourceOrder = map[Source]int{SourceOldCRDs: 0, SourceCRDs: 1, SourceOldObjects: 2, SourceObjects: 3}
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 

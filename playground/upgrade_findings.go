@@ -1,0 +1,270 @@
+package playground
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"crdplay/playground/internal/crddiff"
+	"crdplay/playground/internal/yamlpos"
+)
+
+// findings compares the two CRD texts (crddiff), places each finding in the text it is about, and gives it
+// the engine's evidence: the stored objects whose checks it explains.
+func (u *upgrader) findings(newDoc *yamlpos.Doc) {
+	oldDoc, oldCRD := decodeText(u.oldText)
+	if newDoc == nil || oldCRD == nil {
+		return
+	}
+	newCRD := decodeCRD(newDoc)
+	if newCRD == nil {
+		return
+	}
+	for _, f := range crddiff.Compare(oldCRD, newCRD) {
+		doc, src := newDoc, SourceCRDs
+		if f.InOld {
+			doc, src = oldDoc, SourceOldCRDs
+		}
+		var at yamlpos.Result
+		if f.FieldSegs != nil {
+			at = doc.LocateSegs(f.FieldSegs)
+		} else {
+			at = doc.Locate(f.Field)
+		}
+		affected, evidence := u.evidence(f)
+		out := Finding{Rule: f.Rule, Severity: Severity(f.Severity), Version: f.Version, Field: f.Field, ObjectPath: f.ObjectPath,
+			Message: f.Message, Source: src, Document: doc.Index, Span: at.Span, Exact: at.Exact, Affected: affected, Evidence: evidence}
+		u.rep.Findings = append(u.rep.Findings, out)
+		u.ev.diag(Diagnostic{Source: src, Document: doc.Index, Field: f.Field, Type: f.Rule, Severity: out.Severity,
+			Message: f.Message + ": " + evidence, Span: at.Span, Exact: at.Exact})
+	}
+}
+
+// noneAffected is the evidence of a finding that no stored object shows.
+const noneAffected = "no stored object is affected"
+
+// evidence says which stored objects the engine showed a finding biting, and how.
+func (u *upgrader) evidence(f crddiff.Finding) ([]string, string) {
+	affected := []string{}
+	switch {
+	case u.rep.CRD.Status == 0:
+		return affected, "not shown: the new CRD could not be sent as an update of the old one (see the diagnostics)"
+	case u.refusal != nil:
+		if cause := u.refusalCause(f); cause != "" {
+			return affected, "the API refuses the new CRD: " + cause
+		}
+		return affected, "not shown: the API refuses the new CRD, so no stored object meets it"
+	}
+	n := len(u.stored)
+	type bite struct {
+		objects map[string]bool
+		first   string
+	}
+	bites := map[string]*bite{}
+	var order []string
+	add := func(kind, who, what string) {
+		b := bites[kind]
+		if b == nil {
+			b = &bite{objects: map[string]bool{}, first: what}
+			bites[kind] = b
+			order = append(order, kind)
+		}
+		b.objects[who] = true
+	}
+	for _, o := range u.stored {
+		who := o.res.Name
+		if o.ns != "" {
+			who = o.ns + "/" + o.res.Name
+		}
+		hit := false
+		for _, c := range u.entry(o).Checks {
+			if c.Error == nil || c.Op == "get" || (f.Version != "" && c.Version != f.Version) {
+				continue
+			}
+			if cause := matchingCause(f, c.Error); cause != "" {
+				add(c.Op, who, cause)
+				hit = true
+			}
+		}
+		if dropsField(f.Rule) && f.ObjectPath != "" {
+			before := u.before[o]
+			for _, c := range u.entry(o).Checks {
+				if c.Op != "get" || c.Object == nil || (f.Version != "" && c.Version != f.Version) {
+					continue
+				}
+				switch {
+				case changed(before, c.Object, f.ObjectPath):
+					add("read", who, f.ObjectPath)
+					hit = true
+				case changed(before, u.written[o][c.Version], f.ObjectPath):
+					add("write", who, f.ObjectPath)
+					hit = true
+				default:
+					continue
+				}
+				break
+			}
+		}
+		if hit {
+			affected = append(affected, who)
+		}
+	}
+	if len(order) == 0 {
+		return affected, noneAffected
+	}
+	var parts []string
+	for _, kind := range order {
+		b := bites[kind]
+		k := len(b.objects)
+		switch kind {
+		case "update":
+			parts = append(parts, fmt.Sprintf("%s now fail their next update: %s", ofObjects(k, n), b.first))
+		case "status":
+			parts = append(parts, fmt.Sprintf("%s now fail their next status update: %s", ofObjects(k, n), b.first))
+		case "read":
+			parts = append(parts, fmt.Sprintf("%s no longer read back %s as stored", ofObjects(k, n), b.first))
+		case "write":
+			parts = append(parts, fmt.Sprintf("%s lose what they stored at %s on their next update", ofObjects(k, n), b.first))
+		}
+	}
+	return affected, strings.Join(parts, "; ")
+}
+
+func ofObjects(k, n int) string {
+	if n == 1 {
+		return "the stored object"
+	}
+	if k == 1 {
+		return fmt.Sprintf("1 of %d objects", n)
+	}
+	return fmt.Sprintf("%d of %d objects", k, n)
+}
+
+// dropsField reports whether a rule's harm is data a read no longer returns, rather than a refused write.
+func dropsField(rule string) bool {
+	return rule == "existingFieldRemoval" || rule == "preserveUnknownFields"
+}
+
+// matchingCause is the first cause of a failed check's Status that lies at the finding's object field, as
+// "field: message", or "".
+func matchingCause(f crddiff.Finding, body json.RawMessage) string {
+	st, ok := parseStatus(body)
+	if !ok || st.Details == nil {
+		return ""
+	}
+	for _, c := range st.Details.Causes {
+		field := c.Field
+		if field == "<nil>" {
+			field = ""
+		}
+		switch {
+		case f.ObjectPath == "" && f.Rule == "xValidations":
+			// A rule on the root: its failures name no field.
+			if field != "" {
+				continue
+			}
+		case f.ObjectPath == "" || !crddiff.MatchObjectPath(f.ObjectPath, field):
+			continue
+		}
+		if field == "" {
+			return c.Message
+		}
+		return field + ": " + c.Message
+	}
+	return ""
+}
+
+// refusalCause is the cause of the new CRD's refusal that the finding names, as "field: message", or "".
+func (u *upgrader) refusalCause(f crddiff.Finding) string {
+	st := u.refusal
+	if st.Details == nil || len(st.Details.Causes) == 0 {
+		if f.Rule == "scope" || f.Rule == "storedVersionRemoval" {
+			return st.Message
+		}
+		return ""
+	}
+	for _, c := range st.Details.Causes {
+		match := c.Field == f.Field
+		switch f.Rule {
+		case "scope":
+			match = match || c.Field == "spec.scope"
+		case "storedVersionRemoval":
+			match = match || strings.HasPrefix(c.Field, "status.storedVersions")
+		}
+		if match {
+			return c.Field + ": " + c.Message
+		}
+	}
+	return ""
+}
+
+// changed reports whether the value at an object path (with [*] for any list index or map key) differs
+// between the stored object as the old CRD served it and a read after the upgrade.
+func changed(before map[string]interface{}, after json.RawMessage, path string) bool {
+	var a map[string]interface{}
+	dec := json.NewDecoder(bytes.NewReader(after))
+	dec.UseNumber()
+	if before == nil || dec.Decode(&a) != nil {
+		return false
+	}
+	vb, vokb := valuesAt(before, path)
+	va, voka := valuesAt(a, path)
+	if !vokb {
+		return false // nothing stored there to lose
+	}
+	return !voka || !reflect.DeepEqual(vb, va)
+}
+
+// valuesAt collects the values at an object path, [*] standing for every list item or map value; ok is false
+// when the path leads nowhere.
+func valuesAt(v interface{}, path string) ([]interface{}, bool) {
+	cur := []interface{}{v}
+	for _, seg := range splitObjectPath(path) {
+		var next []interface{}
+		for _, c := range cur {
+			switch t := c.(type) {
+			case map[string]interface{}:
+				if seg == "[*]" {
+					for _, x := range t {
+						next = append(next, x)
+					}
+				} else if x, ok := t[seg]; ok {
+					next = append(next, x)
+				}
+			case []interface{}:
+				if seg == "[*]" {
+					next = append(next, t...)
+				}
+			}
+		}
+		if len(next) == 0 {
+			return nil, false
+		}
+		cur = next
+	}
+	return cur, true
+}
+
+// splitObjectPath splits spec.ports[*].port into spec, ports, [*], port.
+func splitObjectPath(path string) []string {
+	var out []string
+	for _, part := range strings.Split(path, ".") {
+		for part != "" {
+			i := strings.Index(part, "[*]")
+			switch {
+			case i < 0:
+				out = append(out, part)
+				part = ""
+			case i == 0:
+				out = append(out, "[*]")
+				part = part[3:]
+			default:
+				out = append(out, part[:i])
+				part = part[i:]
+			}
+		}
+	}
+	return out
+}
