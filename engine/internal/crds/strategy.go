@@ -422,7 +422,8 @@ func walkSchemaMap(m map[string]apiextensions.JSONSchemaProps, visit func(*apiex
 
 // dropDisabledFields clears fields whose feature gate is off, unless the old object already used them
 // (so turning a gate off never breaks an update of an existing CRD). At the 1.37 defaults every gate
-// involved is on and this does nothing.
+// involved is on and this does nothing; an emulated older version has CRDObservedGenerationTracking off
+// before 1.36 (the gates follow engine.Options.EmulatedVersion).
 func dropDisabledFields(newCRD, oldCRD *apiextensionsv1.CustomResourceDefinition) {
 	gates := utilfeature.DefaultFeatureGate
 	if !gates.Enabled(apiextensionsfeatures.CRDValidationRatcheting) && (oldCRD == nil || !usesOptionalOldSelf(oldCRD)) {
