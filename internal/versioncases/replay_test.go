@@ -11,12 +11,14 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"crdplay/engine"
 	"crdplay/internal/oraclecase"
+	"crdplay/playground"
 )
 
 // envVersion names the emulated version a test process replays. Upstream keeps the emulated version in
@@ -58,7 +60,7 @@ func emulatedVersions(t *testing.T) []string {
 var knownGaps = map[string]map[string]map[string]string{}
 
 // TestReplay replays every emulated version's recordings against the engine emulating that version, each
-// version in a process of its own: every normalised response must be byte-identical to the real server's,
+// version in a process of its own (with TestProcessVersion): every normalised response must be byte-identical to the real server's,
 // except for the outputs listed in knownGaps, which must differ.
 func TestReplay(t *testing.T) {
 	if os.Getenv(envVersion) != "" || !canReexec() {
@@ -67,16 +69,17 @@ func TestReplay(t *testing.T) {
 	}
 	for _, v := range emulatedVersions(t) {
 		t.Run(v, func(t *testing.T) {
-			if out, err := reexec(t.Context(), "TestReplay", v); err != nil {
+			if out, err := reexec(t.Context(), "TestReplay|TestProcessVersion", v); err != nil {
 				t.Errorf("replaying %s in its own process: %v\n%s", v, err, out)
 			}
 		})
 	}
 }
 
-// reexec runs the named test of this binary in a new process emulating version.
-func reexec(ctx context.Context, test, version string) ([]byte, error) {
-	args := []string{"-test.run=^" + test + "$", "-test.count=1"}
+// reexec runs the tests of this binary that tests (a regular expression) matches whole, in a new process
+// emulating version.
+func reexec(ctx context.Context, tests, version string) ([]byte, error) {
+	args := []string{"-test.run=^(" + tests + ")$", "-test.count=1"}
 	if testing.Verbose() {
 		args = append(args, "-test.v")
 	}
@@ -205,6 +208,32 @@ func TestProcessVersion(t *testing.T) {
 	}
 	if again := versionInfo(t, getVersion(t, h)); !equalJSON(again, versionInfo(t, want)) {
 		t.Errorf("/version at %s after the refused versions = %v", version, again)
+	}
+
+	// The playground reports the version it runs, and its compatibility report's newest minor is it.
+	crd, err := os.ReadFile(filepath.Join(root, version, "plain", "crd.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(crd)
+	res, err := playground.NewSession(playground.Options{EmulatedVersion: version}).Evaluate(t.Context(), playground.Input{CRDs: &text})
+	if err != nil {
+		t.Fatalf("Evaluate at %s: %v", version, err)
+	}
+	minor, _ := strconv.Atoi(strings.TrimPrefix(version, "1."))
+	if wantRange := (playground.KubernetesRange{Oldest: 28, Newest: minor, Version: "v1.37.2", Emulated: version}); res.Kubernetes != wantRange {
+		t.Errorf("Result.kubernetes at %s = %+v, want %+v", version, res.Kubernetes, wantRange)
+	}
+	if len(res.CRDs) != 1 || !res.CRDs[0].Accepted {
+		t.Errorf("the plain CRD at %s: %+v", version, res.CRDs)
+	}
+	for _, other := range engine.EmulatedVersions() {
+		if other == version {
+			continue
+		}
+		if _, err := playground.NewSession(playground.Options{EmulatedVersion: other}).Evaluate(t.Context(), playground.Input{CRDs: &text}); err == nil {
+			t.Errorf("a session asking for %s in a process emulating %s evaluated", other, version)
+		}
 	}
 }
 
