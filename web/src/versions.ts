@@ -6,7 +6,7 @@ import type { CrdplayCompatReason, CrdplayCompatReport, CrdplayCompatRule, Crdpl
 
 /** The minors the page offers before the engine has said which it considers (CrdplayEvaluateResult.kubernetes,
  * which then replaces it): Go's k8sversions.Oldest and Newest, as evaluate.test.mjs checks. */
-export const DEFAULT_RANGE: CrdplayKubernetesRange = { oldest: 28, newest: 37 };
+export const DEFAULT_RANGE: CrdplayKubernetesRange = { oldest: 28, newest: 37, version: 'v1.37.2', emulated: '1.37' };
 
 /** A minor as the page writes it: "1.35". */
 export function minorName(minor: number): string {

@@ -78,9 +78,9 @@ test('the CronTab: CRD accepted, object stored, pruned field marked and placed, 
 
 test('the engine\'s Kubernetes range is the one the page offers before the engine has answered', async () => {
   const res = await evaluate({ crds: crdYAML, objects: '' });
-  const m = readFileSync(path.join(root, 'web/src/versions.ts'), 'utf8').match(/DEFAULT_RANGE: CrdplayKubernetesRange = \{ oldest: (\d+), newest: (\d+) \}/);
+  const m = readFileSync(path.join(root, 'web/src/versions.ts'), 'utf8').match(/DEFAULT_RANGE: CrdplayKubernetesRange = \{ oldest: (\d+), newest: (\d+), version: '([^']+)', emulated: '([^']+)' \}/);
   assert.ok(m, 'DEFAULT_RANGE in web/src/versions.ts');
-  assert.deepEqual(res.kubernetes, { oldest: Number(m[1]), newest: Number(m[2]) }, 'web/src/versions.ts DEFAULT_RANGE');
+  assert.deepEqual(res.kubernetes, { oldest: Number(m[1]), newest: Number(m[2]), version: m[3], emulated: m[4] }, 'web/src/versions.ts DEFAULT_RANGE');
 });
 
 test('the CRD stays installed while only the objects change', async () => {
