@@ -117,29 +117,33 @@ func (u *upgrader) evidence(f crddiff.Finding) ([]string, string) {
 	var parts []string
 	for _, kind := range order {
 		b := bites[kind]
-		k := len(b.objects)
+		who, one := ofObjects(len(b.objects), n)
+		verb := func(singular, plural string) string {
+			if one {
+				return singular
+			}
+			return plural
+		}
 		switch kind {
 		case "update":
-			parts = append(parts, fmt.Sprintf("%s now fail their next update: %s", ofObjects(k, n), b.first))
+			parts = append(parts, fmt.Sprintf("%s now %s %s next update: %s", who, verb("fails", "fail"), verb("its", "their"), b.first))
 		case "status":
-			parts = append(parts, fmt.Sprintf("%s now fail their next status update: %s", ofObjects(k, n), b.first))
+			parts = append(parts, fmt.Sprintf("%s now %s %s next status update: %s", who, verb("fails", "fail"), verb("its", "their"), b.first))
 		case "read":
-			parts = append(parts, fmt.Sprintf("%s no longer read back %s as stored", ofObjects(k, n), b.first))
+			parts = append(parts, fmt.Sprintf("%s no longer %s %s back as stored", who, verb("reads", "read"), b.first))
 		case "write":
-			parts = append(parts, fmt.Sprintf("%s lose what they stored at %s on their next update", ofObjects(k, n), b.first))
+			parts = append(parts, fmt.Sprintf("%s %s what %s stored at %s on %s next update", who, verb("loses", "lose"), verb("it", "they"), b.first, verb("its", "their")))
 		}
 	}
 	return affected, strings.Join(parts, "; ")
 }
 
-func ofObjects(k, n int) string {
+// ofObjects names k of n stored objects as a sentence's subject, and says whether it is singular.
+func ofObjects(k, n int) (string, bool) {
 	if n == 1 {
-		return "the stored object"
+		return "the stored object", true
 	}
-	if k == 1 {
-		return fmt.Sprintf("1 of %d objects", n)
-	}
-	return fmt.Sprintf("%d of %d objects", k, n)
+	return fmt.Sprintf("%d of %d objects", k, n), k == 1
 }
 
 // dropsField reports whether a rule's harm is data a read no longer returns, rather than a refused write.
