@@ -99,7 +99,7 @@ func (b *builder) build() error {
 	if err := b.asset("main.css", bundle["main.css"]); err != nil {
 		return err
 	}
-	for _, name := range []string{"boot.js", "main.js"} {
+	for _, name := range []string{"boot.js", "main.js", "embed-engine.js"} {
 		if err := b.script(name, bundle[name], bundle[name+".map"]); err != nil {
 			return err
 		}
@@ -170,6 +170,16 @@ func (b *builder) build() error {
 			return err
 		}
 	}
+	engine, err := b.engineFrame()
+	if err != nil {
+		return err
+	}
+	if err := b.file("embed/engine.html", engine); err != nil {
+		return err
+	}
+	if err := b.embedScript(); err != nil {
+		return err
+	}
 	manifest, err := json.MarshalIndent(b.manifest, "", "  ")
 	if err != nil {
 		return err
@@ -188,7 +198,7 @@ func (b *builder) build() error {
 func (b *builder) bundle() (map[string][]byte, error) {
 	res := api.Build(api.BuildOptions{
 		AbsWorkingDir:     b.root,
-		EntryPoints:       []string{"web/src/boot.ts", "web/src/main.ts"},
+		EntryPoints:       []string{"web/src/boot.ts", "web/src/main.ts", "web/src/embedjs/embed-engine.ts"},
 		Bundle:            true,
 		Format:            api.FormatESModule,
 		Target:            api.ES2022,
@@ -211,8 +221,8 @@ func (b *builder) bundle() (map[string][]byte, error) {
 	for _, f := range res.OutputFiles {
 		outs[filepath.Base(f.Path)] = f.Contents
 	}
-	if outs["boot.js"] == nil || outs["main.js"] == nil || outs["main.css"] == nil {
-		return nil, fmt.Errorf("esbuild wrote %v; want boot.js, main.js and main.css", keys(outs))
+	if outs["boot.js"] == nil || outs["main.js"] == nil || outs["main.css"] == nil || outs["embed-engine.js"] == nil {
+		return nil, fmt.Errorf("esbuild wrote %v; want boot.js, main.js, main.css and embed-engine.js", keys(outs))
 	}
 	return outs, nil
 }

@@ -4,8 +4,11 @@
 import { install } from '../static/client.js';
 
 const assets = JSON.parse(document.getElementById('crdplay-assets')?.textContent ?? '{}');
-install({
-  workerURL: new URL(assets.worker, location.href),
-  wasmURL: new URL(assets.wasm, location.href),
-  wasmExecURL: new URL(assets.wasmExec, location.href),
-});
+// An embed made by embed.js (embed/?host=...) uses the docs page's shared engine instead (embedframe.ts).
+if (!(document.body.dataset.page === 'embed' && new URLSearchParams(location.search).has('host'))) {
+  install({
+    workerURL: new URL(assets.worker, location.href),
+    wasmURL: new URL(assets.wasm, location.href),
+    wasmExecURL: new URL(assets.wasmExec, location.href),
+  });
+}

@@ -2,7 +2,7 @@
 // or the default example, so the page is usable at once; then the engine (a 10 MB download) starts in its
 // worker with a progress bar; each edit re-evaluates once it is ready.
 import './style.css';
-import { install } from '../static/client.js';
+import { install, CrdplayClient as WorkerClient } from '../static/client.js';
 import type { CrdplayClient, CrdplayDiagnostic, CrdplayEvaluateResult, CrdplayMode } from '../static/crdplay.d.ts';
 import { createEditors, editorOf, type EditorId, type Editors } from './editors';
 import { evaluate, type Session } from './evaluate';
@@ -14,8 +14,10 @@ import { openAPIKinds } from './openapi';
 import { DEFAULT_EXAMPLE, loadExamples, type Example } from './examples';
 import { h, renderCEL, renderExplain, renderLog, renderResult, renderTable, renderVersions, traced, type Exchange } from './panes';
 import { kubectlVia, mountCLI } from './cli';
+import { onExample } from './embedframe';
 import { DEFAULT_WEBHOOK, Webhook } from './webhook';
-import { DEFAULT_RANGE, minorName, parseTarget, targetDiagnostics, unknownTargetNotice } from './versions';
+import { DEFAULT_EMULATED, DEFAULT_RANGE, engineName, fallbackNotice, minorName, parseTarget, targetDiagnostics, targetLabel, targetStatus, unknownTargetNotice } from './versions';
+import { Engines } from './engines';
 
 interface Assets {
   script: string; style: string; worker: string; wasm: string; wasmExec: string; examples: string; home: string;
@@ -192,23 +194,26 @@ setMode(params.get('mode') ?? 'create');
 // The Kubernetes target: ?version=1.35 (embeds), else the link's, else the newest. An unknown one falls back
 // to the newest, and the page says so.
 const targetSelect = $<HTMLSelectElement>('k8s-target');
+/** The workers, one per emulated version (engines.ts); made with the engine, in 6. */
+let engines: Engines | null = null;
 function fillTargets(): void {
   if (!targetSelect) return;
   const opts: HTMLElement[] = [];
   for (let m = app.range.newest; m >= app.range.oldest; m--) {
-    opts.push(h('option', { value: minorName(m) }, m === app.range.newest ? minorName(m) : `${minorName(m)} (compatibility check only)`));
+    opts.push(h('option', { value: minorName(m) }, targetLabel(m, engines?.emulated ?? DEFAULT_EMULATED)));
   }
   targetSelect.replaceChildren(...opts);
   targetSelect.value = minorName(app.target);
 }
+function showTarget(): void {
+  const st = $('target-status');
+  if (st) st.textContent = targetStatus(app.target, app.client?.emulatedVersion || minorName(app.range.newest));
+}
 function setTarget(minor: number): void {
   app.target = minor;
   if (targetSelect) targetSelect.value = minorName(minor);
-  const st = $('target-status');
-  if (st) {
-    st.textContent = minor === app.range.newest ? `checking for Kubernetes ${minorName(minor)}`
-      : `checking for Kubernetes ${minorName(minor)} (compatibility check only: the engine answers as ${minorName(app.range.newest)})`;
-  }
+  selectEngine();
+  showTarget();
   document.body.dataset.target = minorName(minor);
   if (!app.evaluation) return;
   showDiagnostics(app.evaluation);
@@ -269,6 +274,8 @@ function state(): State {
   };
 }
 const restored = restore();
+// An embed made by embed.js gets its example by postMessage (embedframe.ts).
+onExample((ex) => apply(ex));
 addEventListener('hashchange', () => { if (location.hash.slice(1) !== lastShared) void restore().then(() => run()); });
 
 let lastShared = '';
@@ -352,11 +359,16 @@ function showProgress(loaded: number, total: number): void {
   $('bytes')!.textContent = total ? `${mb(loaded)} of ${mb(total)}` : mb(loaded);
 }
 app.client.addEventListener('progress', ({ detail: { loaded, total } }) => showProgress(loaded, total));
-app.client.ready.then(({ version, timings }) => {
+engines = new Engines(app.client, app.client instanceof WorkerClient ? (v) => new WorkerClient({
+  workerURL: new URL(assets.worker, location.href), wasmURL: new URL(assets.wasm, location.href),
+  wasmExecURL: new URL(assets.wasmExec, location.href), emulatedVersion: v,
+}) : null);
+app.client.ready.then(({ version }) => {
   const status = $('status')!;
   status.dataset.state = 'ready';
   $('engine')!.dataset.state = 'ready';
-  status.textContent = `Engine ready in ${Math.round(timings.page)} ms: Kubernetes ${version.kubernetes}`;
+  if (engines!.emulated !== DEFAULT_EMULATED) fillTargets();
+  showEngine();
   status.title = `${version.go}${version.revision ? ', ' + version.revision.slice(0, 12) + (version.modified ? '+' : '') : ''}`;
   $('progress')!.hidden = $('bytes')!.hidden = true;
   performance.mark('crdplay:engine-ready');
@@ -370,6 +382,40 @@ app.client.ready.then(({ version, timings }) => {
   $('status')!.textContent = message;
   noResult(`${message}. Nothing can be evaluated; hover and completion still work from the CRD text.`);
 });
+selectEngine();
+
+// Emulated versions: the target picks the worker that answers (engines.ts). Switching keeps the editors' text
+// and evaluates it again there; a worker that cannot start is dropped for the default, and the page says so.
+function selectEngine(): void {
+  const c = engines?.for(minorName(app.target));
+  if (c && c !== app.client) useEngine(c);
+}
+function useEngine(c: CrdplayClient): void {
+  app.client = c;
+  app.session = {}; // that worker's evaluator has installed none of the editors' CRDs
+  globalThis.crdplay = c;
+  c.setWebhook(webhook.fn);
+  showEngine();
+  showTarget();
+  $('pane-cli')?.dispatchEvent(new CustomEvent('crdplay:engine', { detail: engineName({ kubernetes: minorName(app.range.newest), emulated: c.emulatedVersion }) }));
+  c.ready.then(() => showEngine(), (err) => {
+    if (app.client !== c) return;
+    engines!.drop(c);
+    notice(fallbackNotice(c.emulatedVersion ?? '', err, engines!.newest), 'error');
+    useEngine(engines!.default);
+  });
+  void run();
+}
+/** The status line names what runs: "Kubernetes v1.37.2 emulating 1.35", from the engine's /version. */
+function showEngine(): void {
+  const r = engines?.readyOf(app.client);
+  document.body.dataset.engine = r?.version.emulated ?? '';
+  const st = $('status');
+  if (!st || st.dataset.state !== 'ready') return;
+  st.textContent = !r ? `Starting Kubernetes ${app.client.emulatedVersion} (emulated)…`
+    : `Engine ready${app.client === engines?.default ? ` in ${Math.round(r.timings.page)} ms` : ''}: ${engineName(r.version)}`;
+}
+window.crdplayEngines = { engines: engines!, emulate: (v) => useEngine(engines!.start(v)) };
 
 /** CustomResourceDefinition's schema from the engine's own OpenAPI v3 document (kube-apiserver's, generated
  * from upstream's types), for the CRD editor's hover and completion. A failure leaves it without them. */
@@ -410,10 +456,20 @@ async function run(): Promise<void> {
   try {
     do {
       dirty = false;
-      if (!app.client.has('evaluate')) throw new Error('this engine build has no evaluator (crdplay.evaluate)');
-      const texts = { crd: app.editors.text('crd'), objects: app.editors.text('objects'), old: app.editors.text('old') };
-      const res = await evaluate((input) => app.client.call('evaluate', input), texts, app.mode, app.session);
-      if (dirty) continue; // stale: the text changed meanwhile
+      const client = app.client;
+      let res: CrdplayEvaluateResult;
+      try {
+        await client.ready;
+        if (!client.has('evaluate')) throw new Error('this engine build has no evaluator (crdplay.evaluate)');
+        const texts = { crd: app.editors.text('crd'), objects: app.editors.text('objects'), old: app.editors.text('old') };
+        res = await evaluate((input) => client.call('evaluate', input), texts, app.mode, app.session);
+      } catch (e) {
+        if (client === app.client) throw e;
+        dirty = true; // the page switched engines meanwhile: this one's answer, or its end, is not the page's
+        continue;
+      }
+      if (client !== app.client) dirty = true;
+      if (dirty) continue; // stale: the text or the engine changed meanwhile
       show(res);
     } while (dirty);
   } catch (e: any) {
@@ -436,7 +492,8 @@ function show(res: CrdplayEvaluateResult): void {
   if (!app.evaluation) performance.mark('crdplay:first-result');
   app.evaluation = res;
   app.runs++;
-  if (res.kubernetes && (res.kubernetes.oldest !== app.range.oldest || res.kubernetes.newest !== app.range.newest)) {
+  // Only the default's range: an engine emulating 1.35 considers minors up to 1.35, the menu up to the newest.
+  if (res.kubernetes && app.client === engines?.default && (res.kubernetes.oldest !== app.range.oldest || res.kubernetes.newest !== app.range.newest)) {
     // The engine's range replaces the page's guess; a chosen target it lacks falls back to its newest.
     const was = app.target;
     app.range = res.kubernetes;
@@ -520,7 +577,7 @@ const cli = mountCLI($('pane-cli')!, {
   kubectl: null,
   files: () => ({ 'crd.yaml': app.editors.text('crd'), 'objects.yaml': app.editors.text('objects'), 'old.yaml': app.editors.text('old') }),
   logged: (x) => pushLog(x),
-  ready: app.client.ready,
+  get ready() { return app.client.ready; },
 });
 void app.client.ready.then(() => {
   if (!app.client.has('kubectl')) return;
@@ -530,7 +587,7 @@ void app.client.ready.then(() => {
     kubectl: kubectlVia((arg) => app.client.call('kubectl', arg)),
     files: () => ({ 'crd.yaml': app.editors.text('crd'), 'objects.yaml': app.editors.text('objects'), 'old.yaml': app.editors.text('old') }),
     logged: (x) => pushLog(x),
-    ready: app.client.ready,
+    get ready() { return app.client.ready; },
   });
 });
 void cli;

@@ -1,0 +1,248 @@
+// Browser test of embed.js (docs/embedding.md) in headless Chromium: a docs page on a second origin (a tiny
+// static server on another loopback port) with three code blocks and one script tag. Nothing of crdplay
+// but embed.js loads before the reader scrolls to a block; then each block becomes a live example that shows
+// the engine's answer (a 201 for a good object, a 422 at its line for a broken one, on a CRD that a block
+// elsewhere on the page holds), all three on one engine frame; the keyboard can tab into and out of an editor;
+// the page's CSS does not reach the frames; and no frame logs an error. Then the site from a plain static
+// host under a path prefix, the docs page on a third origin. Screenshot: test-results/embedscript.png.
+//
+// Run: CRDPLAY_WEB_DIR=build/web-test node --test web/test/embedscript.spec.mjs
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync, existsSync } from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { launch, resultsDir, startServer, webDir } from './harness.mjs';
+
+const CRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.demo.example.com
+spec:
+  group: demo.example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: string, enum: [small, large]}
+              replicas: {type: integer, maximum: 10}`;
+const GOOD = `apiVersion: demo.example.com/v1
+kind: Widget
+metadata:
+  name: good-widget
+spec:
+  size: small`;
+// The broken field is on line 7 of the block.
+const BROKEN = `apiVersion: demo.example.com/v1
+kind: Widget
+metadata:
+  name: broken-widget
+spec:
+  size: small
+  replicas: 99`;
+const BROKEN_LINE = 7;
+const UPDATE = `${GOOD}
+---
+${GOOD.replace('small', 'large')}`;
+
+const esc = (s) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;');
+/** A docs page: prose, and each block far below the last (the page scrolls to each in turn). */
+function docsPage(scriptSrc) {
+  const gap = '<div style="height:2400px">Some prose.</div>';
+  return `<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>docs</title>
+<style>iframe { border: 9px solid red !important; max-width: 10% !important; } pre { white-space: pre; }</style>
+<script src="${scriptSrc}" data-selector="pre.crdplay, .crdplay > pre" async></script></head><body>
+<h1>Widgets</h1>${gap}
+<pre class="crdplay" id="widget-crd">${esc(CRD)}
+---
+${esc(GOOD)}</pre>${gap}
+<pre class="crdplay" data-crd="#widget-crd" id="broken">${esc(BROKEN)}</pre>${gap}
+<div class="highlight crdplay" data-mode="update" data-crd="#widget-crd"><pre><code>${esc(UPDATE)}</code></pre></div>${gap}
+</body></html>`;
+}
+
+/** A static server on a free loopback port: routes maps a path to [type, body]; every request is logged. */
+function staticServer(routes) {
+  const log = [];
+  const srv = http.createServer((req, res) => {
+    const url = new URL(req.url, 'http://x');
+    log.push(url.pathname);
+    const r = routes(url.pathname);
+    if (!r) { res.statusCode = 404; res.end('not found'); return; }
+    res.setHeader('Content-Type', r[0]);
+    res.end(r[1]);
+  });
+  return new Promise((resolve) => srv.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${srv.address().port}`, log, close: () => srv.close() })));
+}
+
+let server;
+let browser;
+const closers = [];
+
+before(async () => {
+  mkdirSync(resultsDir, { recursive: true });
+  if (!existsSync(path.join(webDir, 'embed.js'))) throw new Error(`${webDir}/embed.js is missing: build the site with go run ./tools/webbuild -test`);
+  server = await startServer({ quiet: true });
+  browser = await launch({ viewport: { width: 1000, height: 800 } });
+});
+after(async () => {
+  await browser?.close();
+  server?.stop();
+  for (const c of closers) c();
+});
+
+/** Problems the page and its frames log (console errors, uncaught exceptions). */
+function watchErrors(page) {
+  const problems = [];
+  page.on('console', (m) => { if (m.type() === 'error') problems.push(`${m.location()?.url ?? ''}: ${m.text()}`); });
+  page.on('pageerror', (e) => problems.push(String(e)));
+  return problems;
+}
+
+/** The embed frames of the page (not the engine frame), in the page's order. */
+const embedFrames = (page) => page.frames().filter((f) => /\/embed\/\?/.test(f.url()));
+
+/** Scrolls block number i (0-based, of the selector) into view and waits for its frame's first evaluation. */
+async function liveAt(page, selector, i) {
+  await page.evaluate(([sel, n]) => document.querySelectorAll(sel)[n].scrollIntoView({ block: 'center' }), [selector, i]);
+  await page.waitForFunction((n) => document.querySelectorAll('.crdplay-live').length > n, i, { timeout: 30_000 });
+  const handle = await page.evaluateHandle((n) => document.querySelectorAll('.crdplay-live')[n].shadowRoot.querySelector('iframe'), i);
+  const frame = await handle.asElement().contentFrame();
+  await frame.waitForFunction(() => Number(document.body.dataset.runs ?? 0) >= 1, null, { timeout: 120_000, polling: 100 });
+  return { frame, iframe: handle.asElement() };
+}
+
+test('three blocks on a docs page of another origin: lazy, live, one engine, no errors', async () => {
+  const docs = await staticServer((p) => p === '/' ? ['text/html', docsPage(`${server.url}embed.js`)] : null);
+  closers.push(docs.close);
+  const page = await browser.context.newPage();
+  const problems = watchErrors(page);
+  const crdplayRequests = [];
+  page.on('request', (r) => { if (r.url().startsWith(server.url)) crdplayRequests.push(new URL(r.url()).pathname); });
+  const started = Date.now();
+  await page.goto(docs.url + '/');
+  // Nothing but the script before the reader scrolls: no frame, no engine.
+  await page.waitForTimeout(1500);
+  assert.deepEqual(crdplayRequests, ['/embed.js']);
+  assert.equal(await page.locator('iframe').count(), 0);
+  // Scrolling a little (not near a block) still loads nothing.
+  await page.mouse.wheel(0, 600);
+  await page.waitForTimeout(500);
+  assert.deepEqual(crdplayRequests, ['/embed.js']);
+
+  // 1. The CRD and an object in one block: created.
+  const first = await liveAt(page, 'pre.crdplay, .crdplay > pre', 0);
+  const firstLive = Date.now() - started;
+  const one = await first.frame.evaluate(() => {
+    const ev = window.crdplayPlayground.evaluation;
+    return {
+      crd: window.crdplayPlayground.editors.text('crd'), objects: window.crdplayPlayground.editors.text('objects'),
+      statuses: ev.objects.map((o) => o.status), crdAccepted: ev.crds.map((c) => c.accepted),
+      badge: document.querySelector('#pane-result .badge')?.textContent, open: document.getElementById('open-full').href,
+    };
+  });
+  assert.equal(one.crd.trim(), CRD);
+  assert.equal(one.objects.trim(), GOOD);
+  assert.deepEqual(one.statuses, [201]);
+  assert.deepEqual(one.crdAccepted, [true]);
+  // The example went by postMessage, not in the frame's URL; "Open in crdplay" carries it in a permalink.
+  assert.doesNotMatch(first.frame.url(), /widget/i);
+  assert.match(one.open, /^http:\/\/127\.0\.0\.1:\d+\/#v1\./);
+  // The block is hidden, the frame shown in its place; the page's iframe rules do not reach it.
+  assert.equal(await page.locator('#widget-crd').isVisible(), false);
+  const box = await first.iframe.boundingBox();
+  assert.ok(box.width > 900, `frame width ${box.width}`);
+  assert.equal(await first.iframe.evaluate((f) => getComputedStyle(f).borderTopWidth), '0px');
+  assert.equal(await first.iframe.getAttribute('sandbox'), 'allow-scripts allow-same-origin allow-popups allow-popups-to-escape-sandbox');
+  // The frame cannot reach into the docs page.
+  assert.equal(await first.frame.evaluate(() => { try { return String(parent.document.title); } catch { return 'blocked'; } }), 'blocked');
+
+  // Keyboard: Tab reaches the objects editor and leaves it again.
+  await first.frame.focus('#objects-editor .cm-content');
+  await first.frame.press('#objects-editor .cm-content', 'Tab');
+  assert.equal(await first.frame.evaluate(() => !!document.activeElement?.closest('#objects-editor')), false);
+  await page.keyboard.press('Shift+Tab');
+  assert.equal(await first.frame.evaluate(() => !!document.activeElement?.closest('#objects-editor')), true);
+  assert.match(await first.frame.textContent('#keys-hint'), /Tab/);
+
+  // 2. A broken object on the CRD of block 1 (data-crd): a 422 at its line.
+  const second = await liveAt(page, 'pre.crdplay, .crdplay > pre', 1);
+  const two = await second.frame.evaluate(() => {
+    const ev = window.crdplayPlayground.evaluation;
+    return {
+      crdShown: !document.getElementById('crd-frame').classList.contains('gone'),
+      crd: window.crdplayPlayground.editors.text('crd'),
+      statuses: ev.objects.map((o) => o.status),
+      errors: ev.diagnostics.filter((d) => d.source === 'objects' && d.severity === 'error').map((d) => ({ line: d.line, message: d.message })),
+      marked: [...document.querySelectorAll('#objects-editor .cm-line')].findIndex((l) => l.querySelector('.cm-lintRange-error')) + 1,
+      readOnly: document.querySelector('#objects-editor .cm-content').getAttribute('contenteditable'),
+    };
+  });
+  assert.equal(two.crdShown, false);
+  assert.equal(two.crd.trim(), CRD);
+  assert.deepEqual(two.statuses, [422]);
+  assert.ok(two.errors.some((e) => e.line === BROKEN_LINE && /replicas/.test(e.message)), JSON.stringify(two.errors));
+  assert.equal(two.marked, BROKEN_LINE);
+  // Still correct after the other frame evaluated on the same engine: an edit in the first frame.
+  await first.frame.evaluate(() => window.crdplayPlayground.editors.set('objects', window.crdplayPlayground.editors.text('objects').replace('small', 'medium')));
+  // (Polled: an off-screen frame gets no animation frames.)
+  await first.frame.waitForFunction(() => window.crdplayPlayground.evaluation.objects[0]?.status === 422, null, { timeout: 30_000, polling: 100 });
+
+  // 3. An update in a Hugo-style wrapper (div.highlight.crdplay > pre): old then new object.
+  const third = await liveAt(page, 'pre.crdplay, .crdplay > pre', 2);
+  const three = await third.frame.evaluate(() => ({
+    mode: window.crdplayPlayground.mode, old: window.crdplayPlayground.editors.text('old'),
+    objects: window.crdplayPlayground.editors.text('objects'),
+    statuses: window.crdplayPlayground.evaluation.objects.map((o) => [o.operation, o.status]),
+  }));
+  assert.equal(three.mode, 'update');
+  assert.match(three.old, /size: small/);
+  assert.match(three.objects, /size: large/);
+  assert.deepEqual(three.statuses, [['update', 200]]);
+
+  // One engine for the page: one engine frame, one download of the wasm.
+  assert.equal(page.frames().filter((f) => f.url().includes('/embed/engine.html')).length, 1);
+  assert.equal(embedFrames(page).length, 3);
+  assert.equal(crdplayRequests.filter((p) => p.endsWith('.wasm')).length, 1, crdplayRequests.join('\n'));
+  await page.screenshot({ path: path.join(resultsDir, 'embedscript.png') });
+  assert.deepEqual(problems, []);
+  console.log(`embedscript: first live example ${firstLive} ms after navigation (a cold profile)`);
+  await page.close();
+});
+
+test('a plain static host under a path prefix, the docs page on a third origin', async () => {
+  const prefix = '/tools/crdplay/';
+  const types = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json', '.css': 'text/css' };
+  const site = await staticServer((p) => {
+    if (!p.startsWith(prefix)) return null;
+    let rel = p.slice(prefix.length);
+    if (rel === '' || rel.endsWith('/')) rel += 'index.html';
+    const file = path.join(webDir, rel);
+    if (!file.startsWith(webDir) || !existsSync(file)) return null;
+    return [types[path.extname(file)] ?? 'application/octet-stream', readFileSync(file)];
+  });
+  closers.push(site.close);
+  const docs = await staticServer((p) => p === '/' ? ['text/html', `<!doctype html><link rel="icon" href="data:,"><body>
+<pre class="crdplay">${esc(CRD)}
+---
+${esc(GOOD)}</pre><script src="${site.url}${prefix}embed.js"></script></body>`] : null);
+  closers.push(docs.close);
+  const page = await browser.context.newPage();
+  const problems = watchErrors(page);
+  await page.goto(docs.url + '/');
+  const { frame } = await liveAt(page, 'pre.crdplay', 0);
+  assert.deepEqual(await frame.evaluate(() => window.crdplayPlayground.evaluation.objects.map((o) => o.status)), [201]);
+  assert.ok(site.log.every((p) => p.startsWith(prefix)), site.log.join('\n'));
+  assert.ok(site.log.some((p) => p.endsWith('.wasm')));
+  assert.deepEqual(problems, []);
+  await page.close();
+});
