@@ -136,6 +136,12 @@ func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.Set("Content-Security-Policy", cspNoFraming)
 		h.Set("X-Frame-Options", "DENY")
 	}
+	if name == "/embed.js" {
+		// Docs pages on any origin load it (docs/embedding.md): readable across origins, also by pages that
+		// load scripts with crossorigin or under Cross-Origin-Embedder-Policy.
+		h.Set("Access-Control-Allow-Origin", "*")
+		h.Set("Cross-Origin-Resource-Policy", "cross-origin")
+	}
 	if strings.HasPrefix(name, "/assets/") {
 		// Content-hashed names: a changed file has a new name, so a cached one is never stale.
 		h.Set("Cache-Control", "public, max-age=31536000, immutable")

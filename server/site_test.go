@@ -26,6 +26,9 @@ func writeSite(t *testing.T) (dir string, wasm []byte) {
 	files := map[string][]byte{
 		"index.html":                       []byte("<!doctype html><title>crdplay</title>"),
 		"embed/index.html":                 []byte("<!doctype html><title>crdplay embed</title>"),
+		"embed/engine.html":                []byte("<!doctype html><title>crdplay engine</title>"),
+		"embed.js":                         []byte("(()=>{})()"),
+		"embed-demo.html":                  []byte("<!doctype html><script src=embed.js></script>"),
 		"assets/main.0123456789ab.js":      []byte("console.log('crdplay')"),
 		"assets/crdplay.abcdef012345.wasm": wasm,
 		"manifest.json":                    []byte(`{"crdplay.wasm":"assets/crdplay.abcdef012345.wasm"}`),
@@ -125,6 +128,22 @@ func TestSite(t *testing.T) {
 		}},
 		{name: "script", method: "GET", path: "/assets/main.0123456789ab.js", acceptEncoding: "br", code: 200, header: map[string]string{
 			"Content-Type": "text/javascript; charset=utf-8", "Content-Encoding": "", "Vary": "",
+		}},
+		{name: "embed.js is for every origin", method: "GET", path: "/embed.js", code: 200, header: map[string]string{
+			"Content-Type": "text/javascript; charset=utf-8", "Access-Control-Allow-Origin": "*",
+			"Cross-Origin-Resource-Policy": "cross-origin", "Cache-Control": "no-cache",
+		}},
+		{name: "embed.js through a dot segment", method: "GET", path: "/x/../embed.js", code: 200, header: map[string]string{
+			"Access-Control-Allow-Origin": "*",
+		}},
+		{name: "the engine frame may be framed", method: "GET", path: "/embed/engine.html", code: 200, header: map[string]string{
+			"X-Frame-Options": "", "Access-Control-Allow-Origin": "",
+		}},
+		{name: "the demo page is not for frames", method: "GET", path: "/embed-demo.html", code: 200, header: map[string]string{
+			"X-Frame-Options": "DENY", "Access-Control-Allow-Origin": "",
+		}},
+		{name: "only embed.js is for every origin", method: "GET", path: "/assets/main.0123456789ab.js", code: 200, header: map[string]string{
+			"Access-Control-Allow-Origin": "", "Cross-Origin-Resource-Policy": "",
 		}},
 		{name: "variants are not files", method: "GET", path: wasmPath + ".br", code: 404},
 		{name: "API version", method: "GET", path: "/version", code: 200, header: map[string]string{"Content-Type": "application/json", "Content-Security-Policy": ""}},
