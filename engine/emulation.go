@@ -1,8 +1,9 @@
 package engine
 
 import (
-	"fmt"
+	"errors"
 	"slices"
+	"strconv"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/util/version"
@@ -15,23 +16,16 @@ import (
 
 // EmulatedVersions lists the Kubernetes minors the engine can emulate, oldest first ("1.34" ... "1.37"): the
 // range kube-apiserver's --emulated-version accepts, from the floor of upstream's effective version (three
-// minors below the binary) up to the binary version itself.
+// minors below the binary) up to the binary version. The floor is read back from the effective version itself:
+// it is also the floor of the minimum compatibility version, to which emulating 1.0 lowers that to.
 func EmulatedVersions() []string {
 	probe := compatibility.DefaultBuildEffectiveVersion()
 	binary := probe.BinaryVersion()
+	probe.SetEmulationVersion(version.MajorMinor(binary.Major(), 0))
 	var out []string
-	for m := binary.Minor(); ; m-- {
-		v := version.MajorMinor(binary.Major(), m)
-		probe.SetEmulationVersion(v)
-		if len(probe.Validate()) > 0 {
-			break
-		}
-		out = append(out, v.String())
-		if m == 0 {
-			break
-		}
+	for m := probe.MinCompatibilityVersion().Minor(); m <= binary.Minor(); m++ {
+		out = append(out, version.MajorMinor(binary.Major(), m).String())
 	}
-	slices.Reverse(out)
 	return out
 }
 
@@ -55,35 +49,39 @@ var emulation struct {
 // callers that report the version before building an engine call it first. A version outside
 // EmulatedVersions, or one other than the process already emulates, is an error.
 func Emulate(want string) (string, error) {
+	// Errors are built without fmt and the lock is released without defer: this is in the page's wasm, where
+	// each of those costs kilobytes.
 	versions := EmulatedVersions()
 	if len(versions) == 0 {
-		return "", fmt.Errorf("emulated version %q is not supported: no version can be emulated", want)
+		return "", errors.New("emulated version " + strconv.Quote(want) + " is not supported: upstream's effective version allows none")
 	}
 	if want == "" {
 		want = versions[len(versions)-1]
 	}
 	if !slices.Contains(versions, want) {
-		return "", fmt.Errorf("emulated version %q is not supported: crdplay emulates Kubernetes %s to %s", want, versions[0], versions[len(versions)-1])
+		return "", errors.New("emulated version " + strconv.Quote(want) + " is not supported: crdplay emulates Kubernetes " + versions[0] + " to " + versions[len(versions)-1])
 	}
 	emulation.Lock()
-	defer emulation.Unlock()
-	if emulation.applied != "" {
-		if emulation.applied != want {
-			return "", fmt.Errorf("emulated version %s: this process already emulates Kubernetes %s, and one process serves one emulated version (upstream keeps it process-wide)", want, emulation.applied)
+	applied := emulation.applied
+	var err error
+	if applied == "" {
+		ev, ok := compatibility.DefaultComponentGlobalsRegistry.EffectiveVersionFor(basecompatibility.DefaultKubeComponent).(basecompatibility.MutableEffectiveVersion)
+		if !ok {
+			err = errors.New("no effective version of the kube component to set")
+		} else {
+			ev.SetEmulationVersion(version.MustParse(want))
+			err = utilfeature.DefaultMutableFeatureGate.SetEmulationVersionAndMinCompatibilityVersion(ev.EmulationVersion(), ev.MinCompatibilityVersion())
 		}
-		return want, nil
+		if err == nil {
+			applied, emulation.applied = want, want
+		}
 	}
-	ev, ok := compatibility.DefaultComponentGlobalsRegistry.EffectiveVersionFor(basecompatibility.DefaultKubeComponent).(basecompatibility.MutableEffectiveVersion)
-	if !ok {
-		return "", fmt.Errorf("emulated version %s: the %q component has no effective version to set", want, basecompatibility.DefaultKubeComponent)
+	emulation.Unlock()
+	switch {
+	case err != nil:
+		return "", errors.New("emulated version " + want + ": " + err.Error())
+	case applied != want:
+		return "", errors.New("emulated version " + want + ": this process already emulates Kubernetes " + applied + ", and one process serves one emulated version (upstream keeps it process-wide)")
 	}
-	ev.SetEmulationVersion(version.MustParse(want))
-	if errs := ev.Validate(); len(errs) > 0 {
-		return "", fmt.Errorf("emulated version %s: %v", want, errs)
-	}
-	if err := utilfeature.DefaultMutableFeatureGate.SetEmulationVersionAndMinCompatibilityVersion(ev.EmulationVersion(), ev.MinCompatibilityVersion()); err != nil {
-		return "", fmt.Errorf("emulated version %s: feature gates: %w", want, err)
-	}
-	emulation.applied = want
 	return want, nil
 }
