@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden from real evaluations")
+
+// cases run the command in-process with the testdata files; testdata/golden/<name>.txt holds the command
+// line, the exit status and the output.
+var cases = []struct {
+	name string
+	args string
+}{
+	// create: kubectl create -f's job with the engine's answers.
+	{"create", "check --crd testdata/crontab.yaml testdata/crontabs.yaml testdata/more-crontabs.yaml"},
+	{"create-json", "check --new testdata/crontab.yaml testdata/crontabs.yaml testdata/more-crontabs.yaml -o json"},
+	{"create-clean", "check --new testdata/crontab.yaml testdata/ok.yaml"},
+	{"create-crd-only", "check --new testdata/crontab.yaml"},
+	{"create-refused-crd", "check --new testdata/refused-crd.yaml testdata/crontabs.yaml"},
+	{"create-warn", "check --new testdata/crontab.yaml --field-validation Warn testdata/more-crontabs.yaml"},
+	// Bad input: exit 2, at file:line.
+	{"not-a-crd", "check --new testdata/not-a-crd.yaml testdata/crontabs.yaml"},
+	{"old-not-a-crd", "check --old testdata/not-a-crd.yaml --new testdata/crontab.yaml"},
+	{"broken-objects", "check --crd testdata/crontab.yaml testdata/broken-objects.yaml"},
+	{"broken-crd", "check --new testdata/broken-crd.yaml testdata/crontabs.yaml"},
+	{"unknown-kind", "check --new testdata/crontab.yaml testdata/crontabs.yaml testdata/widgets.yaml"},
+	{"different-names", "check --old testdata/crontab.yaml --new testdata/other-name.yaml testdata/crontabs.yaml"},
+	{"missing-files", "check --old testdata/crontab.yaml --new testdata/missing.yaml testdata/nothere.yaml"},
+	{"no-new", "check testdata/crontabs.yaml"},
+	{"bad-output", "check --new testdata/crontab.yaml -o yaml"},
+	{"unknown-command", "lint"},
+}
+
+func TestCheck(t *testing.T) {
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), strings.Fields(tc.args), &stdout, &stderr)
+			got := fmt.Sprintf("$ crdplay %s\nexit %d\n-- stdout --\n%s-- stderr --\n%s", tc.args, code, stdout.String(), stderr.String())
+			golden := filepath.Join("testdata", "golden", tc.name+".txt")
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update, then review the output)", err)
+			}
+			if got != string(want) {
+				t.Errorf("%s differs (run with -update and review):\n--- got\n%s\n--- want\n%s", golden, got, want)
+			}
+		})
+	}
+}
+
+// TestGoldenOrphans fails for a golden file no case writes.
+func TestGoldenOrphans(t *testing.T) {
+	names := map[string]bool{}
+	for _, tc := range cases {
+		names[tc.name+".txt"] = true
+	}
+	files, _ := filepath.Glob(filepath.Join("testdata", "golden", "*.txt"))
+	for _, f := range files {
+		if !names[filepath.Base(f)] {
+			t.Errorf("%s: no case writes it", f)
+		}
+	}
+}
+
+func TestLocate(t *testing.T) {
+	files := []*file{{name: "a", text: "x: 1\ny: 2"}, {name: "b", text: ""}, {name: "c", text: "---\nz: 3\r\nw: 4\r\n"}}
+	text, parts := joinObjects(files)
+	if want := "x: 1\ny: 2\n---\n---\n---\nz: 3\r\nw: 4\r\n"; text != want {
+		t.Fatalf("joined %q, want %q", text, want)
+	}
+	tests := []struct {
+		line     int
+		file     string
+		fileLine int
+	}{{1, "a", 1}, {2, "a", 2}, {5, "c", 1}, {6, "c", 2}, {7, "c", 3}}
+	for _, tt := range tests {
+		if f, l := locate(parts, tt.line); f != tt.file || l != tt.fileLine {
+			t.Errorf("locate(%d) = %s:%d, want %s:%d", tt.line, f, l, tt.file, tt.fileLine)
+		}
+	}
+}
+
+// FuzzInput fuzzes what the command reads before the evaluation: the CRD files' documents and the joined
+// object text. Every position it reports is a line of its own file, and the joined text maps back to its
+// files line for line.
+func FuzzInput(f *testing.F) {
+	for _, name := range []string{"crontab.yaml", "not-a-crd.yaml", "broken-crd.yaml", "crontabs.yaml", "widgets.yaml"} {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(b), "a: 1\n---\nb: [")
+	}
+	f.Add("---\n--- # x\n---x\nkind: CustomResourceDefinition\n", "\r\r\n")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		fa, fb := &file{name: "a", text: a}, &file{name: "b", text: b}
+		lines := lineBreaks(a) + 1
+		crds, probs := readCRDs(fa, "--new")
+		for _, d := range probs {
+			if d.File != "a" || d.Line < 1 || d.Line > lines || !d.Input {
+				t.Fatalf("problem outside the file: %+v (%d lines)", d, lines)
+			}
+		}
+		for _, c := range crds {
+			if p := c.at("metadata", "name"); p.Line < c.start || p.Line > c.end {
+				t.Fatalf("name at line %d, outside its document's lines %d-%d", p.Line, c.start, c.end)
+			}
+		}
+		text, parts := joinObjects([]*file{fa, fb})
+		joined := strings.Split(strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\r", "\n"), "\n")
+		own := map[string][]string{
+			"a": strings.Split(strings.ReplaceAll(strings.ReplaceAll(a, "\r\n", "\n"), "\r", "\n"), "\n"),
+			"b": strings.Split(strings.ReplaceAll(strings.ReplaceAll(b, "\r\n", "\n"), "\r", "\n"), "\n"),
+		}
+		for i, l := range joined {
+			if i == len(joined)-1 && l == "" {
+				break // after the last line break
+			}
+			name, n := locate(parts, i+1)
+			if l == "---" && (n > len(own[name]) || own[name][n-1] != l) {
+				continue // the separator between files
+			}
+			if n < 1 || n > len(own[name]) || own[name][n-1] != l {
+				t.Fatalf("joined line %d %q maps to %s:%d", i+1, l, name, n)
+			}
+		}
+	})
+}

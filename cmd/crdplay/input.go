@@ -1,0 +1,249 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// file is one input file, read whole.
+type file struct {
+	name, text string
+}
+
+func readFile(name string) (*file, *Diagnostic) {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		msg := err.Error()
+		if pe, ok := err.(*os.PathError); ok {
+			msg = pe.Err.Error()
+		}
+		return nil, &Diagnostic{Position: Position{File: name}, Severity: "error", Type: "UnreadableFile", Input: true,
+			Message: "cannot read the file: " + msg}
+	}
+	return &file{name: name, text: string(b)}, nil
+}
+
+// part is where one object file lies in the object text the evaluation gets.
+type part struct {
+	file  string
+	start int // the file's first line in the joined text
+}
+
+// joinObjects puts the object files one after the other, each its own documents ("---" between them), and
+// returns the text with where each file starts in it.
+func joinObjects(files []*file) (string, []part) {
+	var b strings.Builder
+	var parts []part
+	line := 1
+	for _, f := range files {
+		if b.Len() > 0 {
+			b.WriteString("---\n")
+			line++
+		}
+		text := f.text
+		if text != "" && !strings.HasSuffix(text, "\n") && !strings.HasSuffix(text, "\r") {
+			text += "\n"
+		}
+		parts = append(parts, part{file: f.name, start: line})
+		b.WriteString(text)
+		line += lineBreaks(text)
+	}
+	return b.String(), parts
+}
+
+// lineBreaks counts line breaks as the playground numbers lines: "\r\n", "\r" and "\n" each end one.
+func lineBreaks(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\n':
+			n++
+		case '\r':
+			n++
+			if i+1 < len(s) && s[i+1] == '\n' {
+				i++
+			}
+		}
+	}
+	return n
+}
+
+// locate turns a line of the joined object text into its file and line there.
+func locate(parts []part, line int) (string, int) {
+	for i := len(parts) - 1; i >= 0; i-- {
+		if line >= parts[i].start {
+			return parts[i].file, line - parts[i].start + 1
+		}
+	}
+	if len(parts) > 0 {
+		return parts[0].file, line
+	}
+	return "", line
+}
+
+// doc is one YAML document of a CRD file.
+type doc struct {
+	file       *file
+	start, end int    // its lines in the file
+	src        string // its text
+}
+
+// splitDocs splits a text at "---" lines as kubectl does (apimachinery's YAMLReader), which is also how the
+// playground numbers the documents. Documents of only blanks and comments are dropped.
+func splitDocs(f *file) []doc {
+	lines := strings.SplitAfter(f.text, "\n")
+	var out []doc
+	start := 1
+	flush := func(end int) {
+		if end < start {
+			return
+		}
+		src := strings.Join(lines[start-1:end], "")
+		if hasContent(src) {
+			out = append(out, doc{file: f, start: start, end: end, src: src})
+		}
+	}
+	for i, l := range lines {
+		if strings.HasPrefix(l, "---") {
+			if rest := strings.TrimSpace(l[3:]); rest == "" || rest[0] == '#' {
+				flush(i)
+				start = i + 2
+			}
+		}
+	}
+	flush(len(lines))
+	return out
+}
+
+func hasContent(src string) bool {
+	for _, l := range strings.Split(src, "\n") {
+		if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "#") {
+			return true
+		}
+	}
+	return false
+}
+
+// firstLine is the document's first line of content: where problems of the whole document go.
+func (d doc) firstLine() int {
+	for i, l := range strings.Split(d.src, "\n") {
+		if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "#") && !strings.HasPrefix(t, "%") {
+			return d.start + i
+		}
+	}
+	return d.start
+}
+
+// at is the position of the key at path in the document (metadata, name), or of the document's first line
+// when the text does not have it.
+func (d doc) at(path ...string) Position {
+	p := Position{File: d.file.name, Line: d.firstLine(), Column: 1}
+	var root yaml.Node
+	if yaml.Unmarshal([]byte(d.src), &root) != nil || len(root.Content) == 0 {
+		return p
+	}
+	n := root.Content[0]
+	for _, key := range path {
+		if n.Kind != yaml.MappingNode {
+			return p
+		}
+		var next *yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				p = Position{File: d.file.name, Line: d.start + n.Content[i].Line - 1, Column: n.Content[i].Column}
+				next = n.Content[i+1]
+			}
+		}
+		if next == nil {
+			return p
+		}
+		n = next
+	}
+	return p
+}
+
+// crdDoc is a document of a CRD file that is a CRD: what the checks here need of it, read leniently (a field
+// of the wrong type is the API's to report).
+type crdDoc struct {
+	doc
+	name, group, kind, listKind string
+	versions                    []string
+}
+
+// readCRDs finds the CRDs of a --old or --new file. A document that is not YAML is left to the evaluation,
+// which places the parser's error; one that is YAML but not a v1 CustomResourceDefinition is a problem here.
+func readCRDs(f *file, flag string) ([]crdDoc, []Diagnostic) {
+	var crds []crdDoc
+	var problems []Diagnostic
+	for i, d := range splitDocs(f) {
+		var m map[string]any
+		if sigsyaml.Unmarshal([]byte(d.src), &m) != nil {
+			continue
+		}
+		apiVersion, kind := str(m, "apiVersion"), str(m, "kind")
+		if apiVersion != "apiextensions.k8s.io/v1" || kind != "CustomResourceDefinition" {
+			what := "a document without apiVersion and kind"
+			if kind != "" || apiVersion != "" {
+				what = fmt.Sprintf("a %s (%s)", orNone(kind), orNone(apiVersion))
+			}
+			problems = append(problems, Diagnostic{Position: d.at("kind"), Severity: "error", Type: "NotACRD", Input: true,
+				Message: fmt.Sprintf("document %d of %s is %s, not an apiextensions.k8s.io/v1 CustomResourceDefinition", i+1, flag, what)})
+			continue
+		}
+		spec, _ := m["spec"].(map[string]any)
+		names, _ := spec["names"].(map[string]any)
+		c := crdDoc{doc: d, name: str(m, "metadata", "name"), group: str(spec, "group"), kind: str(names, "kind"), listKind: str(names, "listKind")}
+		vs, _ := spec["versions"].([]any)
+		for _, v := range vs {
+			if v, ok := v.(map[string]any); ok {
+				c.versions = append(c.versions, str(v, "name"))
+			}
+		}
+		crds = append(crds, c)
+	}
+	return crds, problems
+}
+
+// str is the string at path in m, or "".
+func str(m map[string]any, path ...string) string {
+	var v any = m
+	for _, k := range path {
+		mm, ok := v.(map[string]any)
+		if !ok {
+			return ""
+		}
+		v = mm[k]
+	}
+	s, _ := v.(string)
+	return s
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// defines reports whether one of crds defines kind in group/version (or its List kind).
+func defines(crds []crdDoc, apiVersion, kind string) bool {
+	group, version, ok := strings.Cut(apiVersion, "/")
+	if !ok {
+		group, version = "", apiVersion
+	}
+	for _, c := range crds {
+		if c.group != group || (c.kind != kind && c.listKind != kind && c.kind+"List" != kind) {
+			continue
+		}
+		for _, v := range c.versions {
+			if v == version {
+				return true
+			}
+		}
+	}
+	return false
+}

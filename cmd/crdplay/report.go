@@ -1,0 +1,253 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// The JSON output (-o json) is a Report. Its shape is documented in doc.go and kept stable: fields are only
+// ever added. It is defined here, not taken from the playground's types, so that those can change.
+
+// ReportVersion is the version of the JSON output's shape.
+const ReportVersion = 1
+
+// Report is the result of one check.
+type Report struct {
+	// Version is ReportVersion.
+	Version int `json:"version"`
+	// Mode is "upgrade" (with --old) or "create".
+	Mode string `json:"mode"`
+	// ExitCode is the command's exit status: 0 nothing is an error, 1 something is, 2 the input is wrong.
+	ExitCode int `json:"exitCode"`
+	// Errors and Warnings count Diagnostics by severity.
+	Errors   int `json:"errors"`
+	Warnings int `json:"warnings"`
+	// CRDs are the API's answers to the create of each CRD of --new (create mode), or of --old (upgrade
+	// mode, where the new CRD is Upgrade.CRD).
+	CRDs []CRD `json:"crds"`
+	// Upgrade is the update of the old CRD to the new one and the static findings (upgrade mode only).
+	Upgrade *Upgrade `json:"upgrade,omitempty"`
+	// Objects are the objects of the object files, in their order.
+	Objects []Object `json:"objects"`
+	// Diagnostics are every error, warning and note, as the text output prints them, in file order.
+	Diagnostics []Diagnostic `json:"diagnostics"`
+}
+
+// Position is a place in an input file: 1-based line and column (columns in UTF-16 code units, as editors
+// count them; for ASCII a character), with the end of the span when known. Line is 0 for a problem with
+// the whole file (it cannot be read).
+type Position struct {
+	File      string `json:"file"`
+	Line      int    `json:"line,omitempty"`
+	Column    int    `json:"column,omitempty"`
+	EndLine   int    `json:"endLine,omitempty"`
+	EndColumn int    `json:"endColumn,omitempty"`
+}
+
+func (p Position) String() string {
+	if p.Line == 0 {
+		return p.File
+	}
+	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, max(p.Column, 1))
+}
+
+// Diagnostic is one error, warning or note at its place in the input.
+type Diagnostic struct {
+	Position
+	// Severity is "error", "warning" or "info".
+	Severity string `json:"severity"`
+	// Type is the kind of problem: an API cause's reason (FieldValueInvalid, FieldValueRequired, ...), a
+	// Status reason, "Warning" for a Warning header, a finding's "Finding:<rule>", or one of the input
+	// problems: UnreadableFile, YAMLSyntax, NotACRD, NotAnObject, MissingKind, NoKindMatch, CRDMismatch,
+	// TooLarge.
+	Type string `json:"type"`
+	// Field is the field path the API named (spec.replicas), or a finding's path in the CRD text.
+	Field string `json:"field,omitempty"`
+	// Message is the API's own message for API answers.
+	Message string `json:"message"`
+	// Object is the object the diagnostic is about, for diagnostics in object files.
+	Object *ObjectRef `json:"object,omitempty"`
+	// Input is true for a problem with the input itself (exit status 2).
+	Input bool `json:"input,omitempty"`
+}
+
+// ObjectRef names an object.
+type ObjectRef struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+}
+
+func (o *ObjectRef) String() string {
+	if o.Namespace != "" {
+		return o.Kind + " " + o.Namespace + "/" + o.Name
+	}
+	return o.Kind + " " + o.Name
+}
+
+// CRD is the API's answer to one CRD.
+type CRD struct {
+	Position
+	Name string `json:"name"`
+	// Status is the HTTP status of the request (201 created); Accepted is a 2xx.
+	Status   int  `json:"status"`
+	Accepted bool `json:"accepted"`
+	// Message is the API's Status message when it refused the CRD.
+	Message string `json:"message,omitempty"`
+}
+
+// Upgrade is the update of the old CRD to the new one.
+type Upgrade struct {
+	// CRD is the API's answer to the new CRD sent as an update of the old one (Status 200 when accepted;
+	// 0 when it could not be sent, for example because the old CRD was refused).
+	CRD struct {
+		Position
+		Name     string   `json:"name"`
+		Status   int      `json:"status"`
+		Accepted bool     `json:"accepted"`
+		Message  string   `json:"message,omitempty"`
+		Warnings []string `json:"warnings"`
+	} `json:"crd"`
+	// Findings are the static findings of the change, each with the engine's evidence.
+	Findings []Finding `json:"findings"`
+}
+
+// Finding is a change of the CRD that can break stored objects or their clients.
+type Finding struct {
+	// Position is the field in the new CRD's file, or in the old one's for what was removed.
+	Position
+	// Rule is the check (maximum, required, storedVersionRemoval, ...; crdify's names).
+	Rule     string `json:"rule"`
+	Severity string `json:"severity"`
+	// Version is the CRD version; empty for the whole CRD.
+	Version string `json:"version,omitempty"`
+	// Field is the path in the CRD text, ObjectPath the field of the objects ([*] for any index or key).
+	Field      string `json:"field"`
+	ObjectPath string `json:"objectPath,omitempty"`
+	Message    string `json:"message"`
+	// Affected are the objects ("namespace/name", or "name") the engine showed the finding biting;
+	// Evidence says what it showed.
+	Affected []string `json:"affected"`
+	Evidence string   `json:"evidence"`
+}
+
+// Object is one object of the object files and what happened to it.
+type Object struct {
+	// Position is the object's document (or List item) start.
+	Position
+	APIVersion string `json:"apiVersion,omitempty"`
+	Kind       string `json:"kind,omitempty"`
+	Namespace  string `json:"namespace,omitempty"`
+	Name       string `json:"name,omitempty"`
+	// Status is the HTTP status of the create (create mode; upgrade mode: of the create under the old
+	// CRD, 0 when it was seeded); Accepted is a 2xx.
+	Status   int  `json:"status"`
+	Accepted bool `json:"accepted"`
+	// Message is the API's Status message when it refused the create.
+	Message string `json:"message,omitempty"`
+	// Seeded is true (upgrade mode) when the old CRD refused the object, so that it was stored directly as
+	// if created under an earlier CRD; SeedReason is the refusal.
+	Seeded     bool   `json:"seeded,omitempty"`
+	SeedReason string `json:"seedReason,omitempty"`
+	// Checks (upgrade mode) are the requests made of the object under the new CRD, per served version.
+	Checks []Check `json:"checks,omitempty"`
+}
+
+// Check is one request made of a stored object after the upgrade.
+type Check struct {
+	Version string `json:"version"`
+	// Op is "get", "update" (a no-op update of what was read) or "status" (the same to /status).
+	Op     string `json:"op"`
+	Status int    `json:"status"`
+	// Message is the API's Status message when the request failed.
+	Message  string   `json:"message,omitempty"`
+	Warnings []string `json:"warnings"`
+}
+
+// finish counts the diagnostics, orders them by file (in the order given) and place, and sets the exit
+// status.
+func (r *Report) finish(fileOrder []string) {
+	order := map[string]int{}
+	for i, f := range fileOrder {
+		if _, ok := order[f]; !ok {
+			order[f] = i
+		}
+	}
+	sort.SliceStable(r.Diagnostics, func(i, j int) bool {
+		a, b := r.Diagnostics[i], r.Diagnostics[j]
+		if a.File != b.File {
+			return order[a.File] < order[b.File]
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Column < b.Column
+	})
+	r.Errors, r.Warnings, r.ExitCode = 0, 0, exitOK
+	input := false
+	for _, d := range r.Diagnostics {
+		switch d.Severity {
+		case "error":
+			r.Errors++
+		case "warning":
+			r.Warnings++
+		}
+		input = input || d.Input
+	}
+	switch {
+	case input:
+		r.ExitCode = exitInput
+	case r.Errors > 0:
+		r.ExitCode = exitFindings
+	}
+	if r.CRDs == nil {
+		r.CRDs = []CRD{}
+	}
+	if r.Objects == nil {
+		r.Objects = []Object{}
+	}
+	if r.Diagnostics == nil {
+		r.Diagnostics = []Diagnostic{}
+	}
+}
+
+// writeText prints one line per diagnostic, "file:line:column: severity: message", the form editors and CI
+// annotate from, and a count on stderr.
+func (r *Report) writeText(stdout, stderr io.Writer) {
+	for _, d := range r.Diagnostics {
+		var b strings.Builder
+		b.WriteString(d.Position.String())
+		b.WriteString(": ")
+		b.WriteString(d.Severity)
+		b.WriteString(": ")
+		if d.Object != nil && d.Object.Kind != "" {
+			b.WriteString(d.Object.String())
+			b.WriteString(": ")
+		}
+		if d.Field != "" && !strings.HasPrefix(d.Message, d.Field) {
+			b.WriteString(d.Field)
+			b.WriteString(": ")
+		}
+		// One line per diagnostic: the lines of a multi-line message (a CEL compile error's snippet) are
+		// joined; -o json has them as they are.
+		b.WriteString(strings.ReplaceAll(strings.TrimSpace(d.Message), "\n", " "))
+		fmt.Fprintln(stdout, b.String())
+	}
+	fmt.Fprintf(stderr, "crdplay: %s, %s\n", plural(r.Errors, "error"), plural(r.Warnings, "warning"))
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+func (r *Report) writeJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
