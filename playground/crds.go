@@ -12,6 +12,7 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"sigs.k8s.io/yaml"
 
 	"crdplay/playground/internal/celcost"
@@ -51,6 +52,9 @@ type installed struct {
 	// ruleFields are, per version, the object paths that carry x-kubernetes-validations rules ("" for the
 	// root, "spec.tags[*]" for list items), in the schema's order.
 	ruleFields map[string][]string
+	// seeders are, per version, the create field managers that give seeded objects their managedFields
+	// (seedFieldManager); built on first use, nil when they cannot be.
+	seeders map[string]*managedfields.FieldManager
 }
 
 func (c *installed) path(version, namespace, name string) string {

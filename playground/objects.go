@@ -447,6 +447,9 @@ func (ev *evaluation) seed(o *object) string {
 	delete(md, "resourceVersion")
 	delete(md, "managedFields")
 	delete(md, "deletionTimestamp")
+	sent := deepCopyMap(stored)
+	sent["apiVersion"] = c.group + "/" + o.ver
+	ev.seedManagedFields(o, sent, stored)
 	md["uid"] = string(uuid.NewUUID())
 	md["creationTimestamp"] = ev.now().UTC().Format(time.RFC3339)
 	md["generation"] = 1

@@ -54,6 +54,9 @@ type upgrader struct {
 	// written are the answers of the accepted no-op updates, by object and version: what the next write
 	// stores.
 	written map[*object]map[string]json.RawMessage
+	// fresh are the answers to each stored object sent as a new object in each version (a dry-run create),
+	// by object and version: what the new schema says of the stored values without ratcheting.
+	fresh map[*object]map[string]*response
 	// refusal is the new CRD's Status when the API refused it.
 	refusal *statusBody
 }
@@ -69,6 +72,7 @@ func (u *upgrader) run() {
 	u.before = map[*object]map[string]interface{}{}
 	u.entries = map[*object]*UpgradeObject{}
 	u.written = map[*object]map[string]json.RawMessage{}
+	u.fresh = map[*object]map[string]*response{}
 
 	oldCRD := u.oldCRD()
 	newDoc := u.newDoc()
@@ -325,6 +329,7 @@ func (u *upgrader) check(o *object, c *installed) {
 		if g.status != http.StatusOK {
 			continue
 		}
+		u.dryRun(o, c, v, g.body)
 		p := ev.do(http.MethodPut, path+ev.query(), "application/json", "application/json", g.body)
 		e.Checks = append(e.Checks, failedCheck(v, "update", p))
 		place(p, SeverityError)
@@ -347,6 +352,35 @@ func (u *upgrader) check(o *object, c *installed) {
 		e.Checks = append(e.Checks, failedCheck(v, "status", sp))
 		place(sp, SeverityError)
 	}
+}
+
+// dryRun sends what a GET returned as a new object, with dryRun=All, so that the new schema judges every
+// stored value without ratcheting: the evidence of values that pass an unchanged update but fail once they
+// change. The name is generated, since the stored one is taken.
+func (u *upgrader) dryRun(o *object, c *installed, v string, read []byte) {
+	var m map[string]interface{}
+	dec := json.NewDecoder(bytes.NewReader(read))
+	dec.UseNumber()
+	if dec.Decode(&m) != nil || m == nil {
+		return
+	}
+	md, _ := m["metadata"].(map[string]interface{})
+	keep := map[string]interface{}{"generateName": o.res.Name + "-"}
+	for _, k := range []string{"namespace", "labels", "annotations"} {
+		if x, ok := md[k]; ok {
+			keep[k] = x
+		}
+	}
+	m["metadata"] = keep
+	body, err := json.Marshal(m)
+	if err != nil {
+		return
+	}
+	r := u.ev.do(http.MethodPost, c.path(v, o.ns, "")+"?dryRun=All", "application/json", "application/json", body)
+	if u.fresh[o] == nil {
+		u.fresh[o] = map[string]*response{}
+	}
+	u.fresh[o][v] = r
 }
 
 // failedCheck is a write check: the answer's body only when it is an error.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"sort"
 	"strings"
 
 	"crdplay/playground/internal/crddiff"
@@ -88,6 +89,19 @@ func (u *upgrader) evidence(f crddiff.Finding) ([]string, string) {
 				hit = true
 			}
 		}
+		if !hit {
+			for _, v := range sortedKeys(u.fresh[o]) {
+				r := u.fresh[o][v]
+				if r.status < 300 || (f.Version != "" && v != f.Version) {
+					continue
+				}
+				if cause := matchingCause(f, r.body); cause != "" {
+					add("latent", who, cause)
+					hit = true
+					break
+				}
+			}
+		}
 		if dropsField(f.Rule) && f.ObjectPath != "" {
 			before := u.before[o]
 			for _, c := range u.entry(o).Checks {
@@ -129,6 +143,8 @@ func (u *upgrader) evidence(f crddiff.Finding) ([]string, string) {
 			parts = append(parts, fmt.Sprintf("%s now %s %s next update: %s", who, verb("fails", "fail"), verb("its", "their"), b.first))
 		case "status":
 			parts = append(parts, fmt.Sprintf("%s now %s %s next status update: %s", who, verb("fails", "fail"), verb("its", "their"), b.first))
+		case "latent":
+			parts = append(parts, fmt.Sprintf("%s would be refused if created now (%s): ratcheting lets %s unchanged updates through, but not the next change there", who, b.first, verb("its", "their")))
 		case "read":
 			parts = append(parts, fmt.Sprintf("%s no longer %s %s back as stored", who, verb("reads", "read"), b.first))
 		case "write":
@@ -144,6 +160,15 @@ func ofObjects(k, n int) (string, bool) {
 		return "the stored object", true
 	}
 	return fmt.Sprintf("%d of %d objects", k, n), k == 1
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // dropsField reports whether a rule's harm is data a read no longer returns, rather than a refused write.

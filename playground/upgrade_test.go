@@ -1,0 +1,168 @@
+package playground
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// caseFile reads a file of an upgrade case.
+func caseFile(t testing.TB, name, file string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(upgradeDir, name, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// managedFieldsOf is an object's managedFields as JSON, with their times normalised as the oracle's recordings
+// have them.
+func managedFieldsOf(t *testing.T, body []byte) string {
+	t.Helper()
+	var m struct {
+		Metadata struct {
+			ManagedFields []map[string]interface{} `json:"managedFields"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(body, &m); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
+	for _, e := range m.Metadata.ManagedFields {
+		if _, ok := e["time"]; ok {
+			e["time"] = "<timestamp>"
+		}
+	}
+	b, _ := json.Marshal(m.Metadata.ManagedFields)
+	return string(b)
+}
+
+// TestSeedManagedFields holds seeded objects to the real server: an object the CRD refuses is seeded, then
+// updated, and the update's managedFields must be those the oracle answered for the same update of the same
+// object, which it had created under a looser CRD (testdata/upgrade/tightened-maximum: replicas 8 stored under
+// maximum 10, the maximum lowered to 5, then spec.note set). Without the create's managedFields in the seed,
+// the update would own only the field it changed.
+func TestSeedManagedFields(t *testing.T) {
+	const name = "tightened-maximum"
+	newCRD := caseFile(t, name, "03-update-crd.yaml")
+	want := readUpgradeRecording(t, name, "08-update-a-note")
+	tests := []struct {
+		name string
+		in   Input
+	}{
+		{"update mode", Input{Mode: ModeUpdate, CRDs: &newCRD, OldObjects: caseFile(t, name, "01-create-a.yaml"), Objects: caseFile(t, name, "08-update-a-note.yaml")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := NewSession(Options{UserAgent: oracleAgent})
+			res, err := s.Evaluate(context.Background(), tt.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.OldObjects) != 1 || !res.OldObjects[0].Seeded {
+				t.Fatalf("the old object was not seeded: %+v", res.OldObjects)
+			}
+			if len(res.Objects) != 1 || res.Objects[0].Status != want.Status {
+				t.Fatalf("update: %+v; the real server answered %d", res.Objects, want.Status)
+			}
+			if got, w := managedFieldsOf(t, res.Objects[0].Response), managedFieldsOf(t, want.Body); got != w {
+				t.Errorf("managedFields after the update:\n%s\nthe real server's:\n%s", got, w)
+			}
+		})
+	}
+}
+
+func readUpgradeRecording(t *testing.T, name, stem string) recording {
+	t.Helper()
+	var r recording
+	if err := json.Unmarshal([]byte(caseFile(t, name, filepath.Join("expected", stem+".json"))), &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestSeedManagedFieldsAsCreated: a seeded object carries the managedFields its create would have given it,
+// those the oracle's create answered (testdata/upgrade/tightened-maximum/01-create-a).
+func TestSeedManagedFieldsAsCreated(t *testing.T) {
+	const name = "tightened-maximum"
+	newCRD := caseFile(t, name, "03-update-crd.yaml") // maximum 5: refuses replicas 8, so the object is seeded
+	oldCRD := caseFile(t, name, "crd.yaml")
+	want := readUpgradeRecording(t, name, "01-create-a")
+	s := NewSession(Options{UserAgent: oracleAgent})
+	// The upgrade from the new CRD to itself stores the object by seeding it, then reads it.
+	res, err := s.Evaluate(context.Background(), Input{Mode: ModeUpgrade, OldCRDs: &newCRD, CRDs: &oldCRD, Objects: caseFile(t, name, "01-create-a.yaml")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Upgrade.Objects) != 1 || !res.Upgrade.Objects[0].Seeded {
+		t.Fatalf("not seeded: %+v", res.Upgrade.Objects)
+	}
+	get := res.Upgrade.Objects[0].Checks[0]
+	if get.Op != "get" || get.Status != 200 {
+		t.Fatalf("first check: %+v", get)
+	}
+	if got, w := managedFieldsOf(t, get.Object), managedFieldsOf(t, want.Body); got != w {
+		t.Errorf("seeded object's managedFields:\n%s\nthe real server's create:\n%s", got, w)
+	}
+}
+
+// TestUpgradeFindingsEvidence runs ModeUpgrade on the recorded cases and checks which stored objects each
+// finding is shown biting, and how: the evidence follows from the checks the oracle cases hold ModeUpgrade to.
+func TestUpgradeFindingsEvidence(t *testing.T) {
+	type want struct {
+		rule     string
+		affected []string
+		evidence string // a part of the evidence
+	}
+	tests := []struct {
+		name  string
+		wants []want
+	}{
+		{"tightened-maximum", []want{{"maximum", []string{"default/a"}, "1 of 2 objects would be refused if created now (spec.replicas: Invalid value: 8"}}},
+		{"new-required-field", []want{{"required", []string{"default/a"}, "spec.size: Required value"}}},
+		{"enum-value-removed", []want{{"enum", []string{"default/a"}, `Unsupported value: "blue"`}}},
+		{"new-cel-rule", []want{{"xValidations", []string{"default/a"}, "min must not exceed max"}}},
+		{"new-transition-rule", []want{{"xValidations", []string{}, noneAffected}}},
+		{"field-removed-then-read", []want{{"existingFieldRemoval", []string{"default/a"}, "no longer reads spec.legacy back as stored"}}},
+		{"preserve-unknown-fields-off", []want{{"preserveUnknownFields", []string{"default/a"}, "no longer reads spec.config back as stored"}}},
+		{"scope-change-refused", []want{{"scope", []string{}, `the API refuses the new CRD: spec.scope: Invalid value: "Cluster": field is immutable`}}},
+		{"version-removed-while-stored", []want{{"storedVersionRemoval", []string{}, `the API refuses the new CRD: status.storedVersions[0]`}}},
+		{"storage-version-change", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := readUpgradeCase(t, filepath.Join(upgradeDir, tt.name))
+			res, err := NewSession(Options{}).Evaluate(context.Background(), Input{Mode: ModeUpgrade, OldCRDs: &c.old, CRDs: &c.new, Objects: c.objects})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := res.Upgrade.Findings
+			if len(got) != len(tt.wants) {
+				t.Errorf("%d findings, want %d: %+v", len(got), len(tt.wants), got)
+			}
+			for i, w := range tt.wants {
+				if i >= len(got) {
+					break
+				}
+				f := got[i]
+				if f.Rule != w.rule || !slices.Equal(f.Affected, w.affected) || !strings.Contains(f.Evidence, w.evidence) {
+					t.Errorf("finding %d: %s %q %q; want %s %q containing %q", i, f.Rule, f.Affected, f.Evidence, w.rule, w.affected, w.evidence)
+				}
+				if f.Line == 0 {
+					t.Errorf("finding %d is not placed: %+v", i, f)
+				}
+				found := false
+				for _, d := range res.Diagnostics {
+					found = found || (d.Type == f.Rule && d.Source == f.Source && d.Line == f.Line && strings.Contains(d.Message, f.Evidence))
+				}
+				if !found {
+					t.Errorf("finding %d is not among the diagnostics", i)
+				}
+			}
+		})
+	}
+}
