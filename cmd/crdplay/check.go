@@ -86,7 +86,7 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return write()
 	}
 	objects, parts := joinObjects(c.objects)
-	c.parts = parts
+	c.parts, c.joined = parts, objects
 	in := playground.Input{CRDs: &c.new.text, Objects: objects, Mode: playground.ModeCreate,
 		FieldValidation: o.fieldValidation, Namespace: o.namespace}
 	if c.upgrade {
@@ -107,6 +107,7 @@ type checker struct {
 	old, new         *file
 	objects          []*file
 	parts            []part
+	joined           string // the object text the evaluation got
 	oldCRDs, newCRDs []crdDoc
 	// unparsed is true when a CRD file has a document that is not YAML, which may be what defines a kind.
 	unparsed bool
@@ -233,19 +234,26 @@ func (c *checker) report(res *playground.Result) {
 	}
 
 	for _, r := range res.CRDs {
-		f := c.new
-		if c.upgrade {
-			f = c.old
-		}
-		c.rep.CRDs = append(c.rep.CRDs, CRD{Position: Position{File: f.name, Line: r.StartLine}, Name: r.Name, Status: r.Status,
+		c.rep.CRDs = append(c.rep.CRDs, CRD{Position: Position{File: c.new.name, Line: r.StartLine}, Name: r.Name, Status: r.Status,
 			Accepted: r.Accepted, Message: statusMessage(r.Error)})
+	}
+	docs := map[int]doc{} // the object text's documents by their first line
+	for _, d := range splitDocs(&file{text: c.joined}) {
+		docs[d.start] = d
 	}
 	for i := range res.Objects {
 		o := &res.Objects[i]
 		if o.Source != playground.SourceObjects {
 			continue
 		}
-		file, line := locate(c.parts, o.StartLine)
+		line := o.StartLine
+		if d, ok := docs[o.StartLine]; ok {
+			line = d.firstLine()
+			if o.Item > 0 {
+				line = d.itemLine(o.Item - 1)
+			}
+		}
+		file, line := locate(c.parts, line)
 		obj := Object{Position: Position{File: file, Line: line}, APIVersion: o.APIVersion, Kind: o.Kind, Namespace: o.Namespace,
 			Name: o.Name, Status: o.Status, Accepted: o.Accepted}
 		if !o.Accepted {

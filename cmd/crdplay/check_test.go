@@ -26,6 +26,20 @@ var cases = []struct {
 	{"create-crd-only", "check --new testdata/crontab.yaml"},
 	{"create-refused-crd", "check --new testdata/refused-crd.yaml testdata/crontabs.yaml"},
 	{"create-warn", "check --new testdata/crontab.yaml --field-validation Warn testdata/more-crontabs.yaml"},
+	// upgrade: the old CRD, the objects stored under it, the new CRD as its update. The oracle's upgrade
+	// cases (testdata/upgrade: old CRD crd.yaml, new CRD the update-crd step, objects the create steps) are
+	// the inputs where the real server's answers are recorded.
+	{"upgrade", "check --old testdata/upgrade/old.yaml --new testdata/upgrade/new.yaml testdata/upgrade/backups.yaml"},
+	{"upgrade-json", "check --old testdata/upgrade/old.yaml --new testdata/upgrade/new.yaml testdata/upgrade/backups.yaml -o json"},
+	{"upgrade-tightened-maximum", "check --old " + oracle("tightened-maximum", "crd.yaml") + " --new " + oracle("tightened-maximum", "03-update-crd.yaml") +
+		" " + oracle("tightened-maximum", "01-create-a.yaml") + " " + oracle("tightened-maximum", "02-create-b.yaml")},
+	{"upgrade-version-removed-while-stored", "check --old " + oracle("version-removed-while-stored", "crd.yaml") +
+		" --new " + oracle("version-removed-while-stored", "02-update-crd.yaml") + " " + oracle("version-removed-while-stored", "01-create-a.yaml")},
+	{"upgrade-new-cel-rule", "check --old " + oracle("new-cel-rule", "crd.yaml") + " --new " + oracle("new-cel-rule", "02-update-crd.yaml") +
+		" " + oracle("new-cel-rule", "01-create-a.yaml") + " -o json"},
+	{"upgrade-scope-change-refused", "check --old " + oracle("scope-change-refused", "crd.yaml") +
+		" --new " + oracle("scope-change-refused", "02-update-crd.yaml") + " " + oracle("scope-change-refused", "01-create-a.yaml")},
+	{"upgrade-no-objects", "check --old " + oracle("new-required-field", "crd.yaml") + " --new " + oracle("new-required-field", "02-update-crd.yaml")},
 	// Bad input: exit 2, at file:line.
 	{"not-a-crd", "check --new testdata/not-a-crd.yaml testdata/crontabs.yaml"},
 	{"old-not-a-crd", "check --old testdata/not-a-crd.yaml --new testdata/crontab.yaml"},
@@ -38,6 +52,9 @@ var cases = []struct {
 	{"bad-output", "check --new testdata/crontab.yaml -o yaml"},
 	{"unknown-command", "lint"},
 }
+
+// oracle is a file of an upgrade case recorded from the oracle.
+func oracle(name, file string) string { return "../../testdata/upgrade/" + name + "/" + file }
 
 func TestCheck(t *testing.T) {
 	for _, tc := range cases {
@@ -143,4 +160,35 @@ func FuzzInput(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkCheck1000 checks 1,000 objects: created against a CRD, and stored under an old CRD then checked
+// against a new one (a lowered maximum that 400 of them exceed).
+func BenchmarkCheck1000(b *testing.B) {
+	dir := b.TempDir()
+	var objs strings.Builder
+	for i := range 1000 {
+		if i > 0 {
+			objs.WriteString("---\n")
+		}
+		fmt.Fprintf(&objs, "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w%d\n  namespace: ns%d\nspec:\n  replicas: %d\n  note: n%d\n", i, i%7, i%10, i)
+	}
+	objects := filepath.Join(dir, "objects.yaml")
+	if err := os.WriteFile(objects, []byte(objs.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	old, upd := oracle("tightened-maximum", "crd.yaml"), oracle("tightened-maximum", "03-update-crd.yaml")
+	for _, bc := range []struct{ name, args string }{
+		{"create", "check --new " + old + " " + objects},
+		{"upgrade", "check --old " + old + " --new " + upd + " " + objects},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				var stdout, stderr bytes.Buffer
+				if code := run(context.Background(), strings.Fields(bc.args), &stdout, &stderr); code == exitInput {
+					b.Fatalf("exit %d: %s%s", code, stdout.String(), stderr.String())
+				}
+			}
+		})
+	}
 }

@@ -48,7 +48,7 @@
 //	  "mode": "upgrade" | "create",
 //	  "exitCode": 0 | 1 | 2,
 //	  "errors": N, "warnings": N,                // diagnostics counted by severity
-//	  "crds": [{                                 // the create of each CRD: of --new, or of --old in an upgrade
+//	  "crds": [{                                 // each CRD of --new: its create, or its update in an upgrade
 //	    "file", "line", "name", "status" (HTTP), "accepted" (bool), "message" (API's, when refused)
 //	  }],
 //	  "upgrade": {                               // upgrade mode only
@@ -64,7 +64,8 @@
 //	  },
 //	  "objects": [{                              // one per object (per List item), in file order
 //	    "file", "line", "apiVersion", "kind", "namespace", "name",
-//	    "status" (HTTP of the create; 0 when not sent), "accepted", "message" (when refused),
+//	    "status" (HTTP of the create, under the old CRD in an upgrade; 0 when not sent), "accepted",
+//	    "message" (the API's, when refused),
 //	    "seeded", "seedReason",                  // upgrade: the old CRD refused it; it was stored directly
 //	    "checks": [{"version", "op" ("get" | "update" | "status"), "status", "message", "warnings": []}]
 //	  }],

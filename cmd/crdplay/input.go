@@ -95,7 +95,7 @@ type doc struct {
 // splitDocs splits a text at "---" lines as kubectl does (apimachinery's YAMLReader), which is also how the
 // playground numbers the documents. Documents of only blanks and comments are dropped.
 func splitDocs(f *file) []doc {
-	lines := strings.SplitAfter(f.text, "\n")
+	lines := splitLines(f.text)
 	var out []doc
 	start := 1
 	flush := func(end int) {
@@ -117,6 +117,25 @@ func splitDocs(f *file) []doc {
 	}
 	flush(len(lines))
 	return out
+}
+
+// splitLines splits s after each line break, counted as the playground counts them ("\r\n", "\r", "\n").
+func splitLines(s string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\r':
+			if i+1 < len(s) && s[i+1] == '\n' {
+				i++
+			}
+			fallthrough
+		case '\n':
+			out = append(out, s[start:i+1])
+			start = i + 1
+		}
+	}
+	return append(out, s[start:])
 }
 
 func hasContent(src string) bool {
@@ -164,6 +183,21 @@ func (d doc) at(path ...string) Position {
 		n = next
 	}
 	return p
+}
+
+// itemLine is the line of items[i] of a List document, or of the document's first line when the text does
+// not have it.
+func (d doc) itemLine(i int) int {
+	var root yaml.Node
+	if yaml.Unmarshal([]byte(d.src), &root) == nil && len(root.Content) > 0 && root.Content[0].Kind == yaml.MappingNode {
+		m := root.Content[0]
+		for k := 0; k+1 < len(m.Content); k += 2 {
+			if items := m.Content[k+1]; m.Content[k].Value == "items" && items.Kind == yaml.SequenceNode && i < len(items.Content) {
+				return d.start + items.Content[i].Line - 1
+			}
+		}
+	}
+	return d.firstLine()
 }
 
 // crdDoc is a document of a CRD file that is a CRD: what the checks here need of it, read leniently (a field

@@ -25,8 +25,8 @@ type Report struct {
 	// Errors and Warnings count Diagnostics by severity.
 	Errors   int `json:"errors"`
 	Warnings int `json:"warnings"`
-	// CRDs are the API's answers to the create of each CRD of --new (create mode), or of --old (upgrade
-	// mode, where the new CRD is Upgrade.CRD).
+	// CRDs are the API's answers to each CRD of --new: its create, or in upgrade mode its update over the
+	// old one (as Upgrade.CRD).
 	CRDs []CRD `json:"crds"`
 	// Upgrade is the update of the old CRD to the new one and the static findings (upgrade mode only).
 	Upgrade *Upgrade `json:"upgrade,omitempty"`
@@ -142,8 +142,8 @@ type Object struct {
 	Kind       string `json:"kind,omitempty"`
 	Namespace  string `json:"namespace,omitempty"`
 	Name       string `json:"name,omitempty"`
-	// Status is the HTTP status of the create (create mode; upgrade mode: of the create under the old
-	// CRD, 0 when it was seeded); Accepted is a 2xx.
+	// Status is the HTTP status of the create (in upgrade mode, of the create under the old CRD: its
+	// refusal when the object was seeded); Accepted is a 2xx.
 	Status   int  `json:"status"`
 	Accepted bool `json:"accepted"`
 	// Message is the API's Status message when it refused the create.
