@@ -469,48 +469,43 @@ func (w *walker) xValidations(o, n *apiextensionsv1.JSONSchemaProps, np []yamlpo
 }
 
 // MatchObjectPath reports whether field, a field path as an API error's cause names it (spec.ports[2].port,
-// spec.labels[app], spec.labels.app), is objectPath or lies under it, reading each [*] of objectPath as any
-// list index or map key. An empty objectPath matches every field.
+// spec.labels[app], spec.labels.app.kubernetes.io/name), is objectPath or lies under it, reading each [*] of
+// objectPath as any list index or map key. An empty objectPath matches every field.
 func MatchObjectPath(objectPath, field string) bool {
 	if objectPath == "" {
 		return true
 	}
-	rest, ok := matchPrefix(objectPath, field)
-	return ok && (rest == "" || rest[0] == '.' || rest[0] == '[')
+	return matchFrom(objectPath, field)
 }
 
-// matchPrefix matches pattern against the start of field and returns the rest of field.
-func matchPrefix(pattern, field string) (string, bool) {
-	for pattern != "" {
-		i := strings.Index(pattern, "[*]")
-		if i < 0 {
-			if !strings.HasPrefix(field, pattern) {
-				return "", false
-			}
-			return field[len(pattern):], true
+// matchFrom matches pattern against the start of field, up to a separator of field or its end. A map key
+// that schema validation spells after a dot may itself hold dots, so each way of ending it is tried.
+func matchFrom(pattern, field string) bool {
+	i := strings.Index(pattern, "[*]")
+	if i < 0 {
+		rest, ok := strings.CutPrefix(field, pattern)
+		return ok && (rest == "" || rest[0] == '.' || rest[0] == '[')
+	}
+	if !strings.HasPrefix(field, pattern[:i]) {
+		return false
+	}
+	field, pattern = field[i:], pattern[i+3:]
+	switch {
+	case strings.HasPrefix(field, "["):
+		end := strings.IndexByte(field, ']')
+		if end < 0 {
+			return false
 		}
-		if !strings.HasPrefix(field, pattern[:i]) {
-			return "", false
+		return pattern == "" || matchFrom(pattern, field[end+1:])
+	case strings.HasPrefix(field, ".") && len(field) > 1:
+		if pattern == "" {
+			return true
 		}
-		field, pattern = field[i:], pattern[i+3:]
-		switch {
-		case strings.HasPrefix(field, "["):
-			end := strings.IndexByte(field, ']')
-			if end < 0 {
-				return "", false
+		for j := 2; j <= len(field); j++ {
+			if (j == len(field) || field[j] == '.' || field[j] == '[') && matchFrom(pattern, field[j:]) {
+				return true
 			}
-			field = field[end+1:]
-		case strings.HasPrefix(field, "."):
-			// A map key as schema validation spells it: .key up to the next separator.
-			end := strings.IndexAny(field[1:], ".[")
-			if end < 0 {
-				field = ""
-			} else {
-				field = field[1+end:]
-			}
-		default:
-			return "", false
 		}
 	}
-	return field, true
+	return false
 }

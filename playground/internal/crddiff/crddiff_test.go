@@ -280,6 +280,12 @@ func TestMatchObjectPath(t *testing.T) {
 		{"spec.m[*].x", "spec.m.k.x", true},
 		{"spec.m[*].x", "spec.m[k].x", true},
 		{"spec.m[*].x", "spec.m[k", false},
+		{"spec.m[*].x", "spec.m.a.b.x", true},
+		{"spec.m[*].x", "spec.m.a.b.y", false},
+		{"spec.labels[*]", "spec.labels.app.kubernetes.io/name", true},
+		{"spec.ports[*].port", "spec.ports[0].port", true},
+		{"spec.a[*][*]", "spec.a[0][1]", true},
+		{"spec.a[*]", "spec.a.", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.pattern+"~"+tt.field, func(t *testing.T) {
