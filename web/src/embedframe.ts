@@ -137,6 +137,21 @@ if (embedHost !== null) {
   parent.postMessage({ type: HELLO }, hostTarget(embedHost));
   applyTheme(params.get('theme'));
   hintKeys();
+  noteNoLink();
+}
+
+/** "Open in crdplay" is disabled (main.ts) for a state too big for any link: say why beside it, not only in
+ * its title. */
+function noteNoLink(): void {
+  const a = document.getElementById('open-full');
+  if (!a) return;
+  const note = document.createElement('span');
+  note.id = 'open-note';
+  note.style.cssText = 'font-size:12px;color:var(--muted)';
+  a.after(note);
+  new MutationObserver(() => {
+    note.textContent = a.getAttribute('aria-disabled') === 'true' ? a.title : '';
+  }).observe(a, { attributes: true, attributeFilter: ['aria-disabled', 'title'] });
 }
 
 /**

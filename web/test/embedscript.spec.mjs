@@ -4,13 +4,15 @@
 // the engine's answer (a 201 for a good object, a 422 at its line for a broken one, on a CRD that a block
 // elsewhere on the page holds), all three on one engine frame; the keyboard can tab into and out of an editor;
 // the page's CSS does not reach the frames; and no frame logs an error. Then the site from a plain static
-// host under a path prefix, the docs page on a third origin. Screenshot: test-results/embedscript.png.
+// host under a path prefix, the docs page on a third origin; and an example too big for a link, whose "Open in
+// crdplay" says why there is none, in a dark frame on a light system. Screenshot: test-results/embedscript.png.
 //
 // Run: CRDPLAY_WEB_DIR=build/web-test node --test web/test/embedscript.spec.mjs
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, existsSync } from 'node:fs';
 import http from 'node:http';
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { launch, resultsDir, startServer, webDir } from './harness.mjs';
 
@@ -60,7 +62,7 @@ function docsPage(scriptSrc) {
   const gap = '<div style="height:2400px">Some prose.</div>';
   return `<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>docs</title>
 <style>iframe { border: 9px solid red !important; max-width: 10% !important; } pre { white-space: pre; }</style>
-<script src="${scriptSrc}" data-selector="pre.crdplay, .crdplay > pre" async></script></head><body>
+<script src="${scriptSrc}" data-selector="pre.crdplay, .crdplay pre" async></script></head><body>
 <h1>Widgets</h1>${gap}
 <pre class="crdplay" id="widget-crd">${esc(CRD)}
 ---
@@ -140,7 +142,7 @@ test('three blocks on a docs page of another origin: lazy, live, one engine, no 
   assert.deepEqual(crdplayRequests, ['/embed.js']);
 
   // 1. The CRD and an object in one block: created.
-  const first = await liveAt(page, 'pre.crdplay, .crdplay > pre', 0);
+  const first = await liveAt(page, 'pre.crdplay, .crdplay pre', 0);
   const firstLive = Date.now() - started;
   const one = await first.frame.evaluate(() => {
     const ev = window.crdplayPlayground.evaluation;
@@ -175,7 +177,7 @@ test('three blocks on a docs page of another origin: lazy, live, one engine, no 
   assert.match(await first.frame.textContent('#keys-hint'), /Tab/);
 
   // 2. A broken object on the CRD of block 1 (data-crd): a 422 at its line.
-  const second = await liveAt(page, 'pre.crdplay, .crdplay > pre', 1);
+  const second = await liveAt(page, 'pre.crdplay, .crdplay pre', 1);
   const two = await second.frame.evaluate(() => {
     const ev = window.crdplayPlayground.evaluation;
     return {
@@ -198,7 +200,7 @@ test('three blocks on a docs page of another origin: lazy, live, one engine, no 
   await first.frame.waitForFunction(() => window.crdplayPlayground.evaluation.objects[0]?.status === 422, null, { timeout: 30_000, polling: 100 });
 
   // 3. An update in a Hugo-style wrapper (div.highlight.crdplay > pre): old then new object.
-  const third = await liveAt(page, 'pre.crdplay, .crdplay > pre', 2);
+  const third = await liveAt(page, 'pre.crdplay, .crdplay pre', 2);
   const three = await third.frame.evaluate(() => ({
     mode: window.crdplayPlayground.mode, old: window.crdplayPlayground.editors.text('old'),
     objects: window.crdplayPlayground.editors.text('objects'),
@@ -243,6 +245,34 @@ ${esc(GOOD)}</pre><script src="${site.url}${prefix}embed.js"></script></body>`] 
   assert.deepEqual(await frame.evaluate(() => window.crdplayPlayground.evaluation.objects.map((o) => o.status)), [201]);
   assert.ok(site.log.every((p) => p.startsWith(prefix)), site.log.join('\n'));
   assert.ok(site.log.some((p) => p.endsWith('.wasm')));
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('an example too big for a link says why it has none; data-theme="dark" on a light system', async () => {
+  const noise = randomBytes(90_000).toString('base64');
+  const docs = await staticServer((p) => p === '/' ? ['text/html', `<!doctype html><link rel="icon" href="data:,"><body>
+<pre class="crdplay" data-theme="dark">${esc(CRD)}
+---
+# ${noise}
+${esc(GOOD)}</pre><script src="${server.url}embed.js"></script></body>`] : null);
+  closers.push(docs.close);
+  const page = await browser.context.newPage();
+  await page.emulateMedia({ colorScheme: 'light' });
+  const problems = watchErrors(page);
+  await page.goto(docs.url + '/');
+  const { frame } = await liveAt(page, 'pre.crdplay', 0);
+  await frame.waitForFunction(() => document.getElementById('open-full').getAttribute('aria-disabled') === 'true', null, { polling: 100 });
+  const got = await frame.evaluate(() => ({
+    statuses: window.crdplayPlayground.evaluation.objects.map((o) => o.status),
+    href: document.getElementById('open-full').getAttribute('href'),
+    note: document.getElementById('open-note').textContent,
+    background: getComputedStyle(document.body).backgroundColor,
+  }));
+  assert.deepEqual(got.statuses, [201]);
+  assert.equal(got.href, null);
+  assert.match(got.note, /too big for a link/);
+  assert.equal(got.background, 'rgb(20, 22, 27)');
   assert.deepEqual(problems, []);
   await page.close();
 });

@@ -24,12 +24,12 @@ interface Options {
   old?: string;
 }
 
-// Hugo and MkDocs (a shortcode, or a fence of their own) write <pre class="crdplay">, Docusaurus a fence
-// ```crdplay as <pre class="prism-code language-crdplay">, Hugo's {class="crdplay"} and MkDocs' attr_list a
-// wrapper div.crdplay around the highlighted pre.
-const SELECTOR = 'pre.crdplay, .crdplay > pre, pre.language-crdplay';
+// Hugo and MkDocs (a shortcode, a render hook, a custom fence) write <pre class="crdplay">, Docusaurus a fence
+// ```crdplay as <pre class="prism-code language-crdplay">; Hugo's {class="crdplay"}, MkDocs' attr_list and an
+// MDX <div className="crdplay"> put a wrapper .crdplay around a highlighted pre.
+const SELECTOR = 'pre.crdplay, .crdplay pre, pre.language-crdplay';
 /** Elements of highlighted code that are not the code: line numbers, copy buttons. */
-const NOT_CODE = '.ln, .lnt, .linenos, .line-numbers-rows, button, [aria-hidden="true"]';
+const NOT_CODE = '.ln, .lnt, .linenos, .line-numbers-rows, [class*="codeLineNumber"], button, [aria-hidden="true"]';
 /** Starts an example this far before it scrolls into view. */
 const MARGIN = '300px';
 
@@ -54,10 +54,11 @@ function frameURL(path: string, q: Record<string, string | undefined>): string {
 }
 
 /** A sandboxed frame: scripts, and its own origin (its worker and fetches need it); popups for "Open in
- * crdplay", which opens unsandboxed. No forms, no top navigation, no access to the docs page. */
+ * crdplay", which opens unsandboxed. No forms, no top navigation, no access to the docs page. A docs page of
+ * crdplay's own origin (the demo page) shares its origin with the frame, which no sandbox would keep out. */
 function iframe(src: string, title: string): HTMLIFrameElement {
   const f = document.createElement('iframe');
-  f.setAttribute('sandbox', 'allow-scripts allow-same-origin allow-popups allow-popups-to-escape-sandbox');
+  if (origin !== host) f.setAttribute('sandbox', 'allow-scripts allow-same-origin allow-popups allow-popups-to-escape-sandbox');
   f.title = title;
   f.src = src;
   return f;
@@ -128,9 +129,10 @@ function blockOf(el: Element): Element {
   return el.closest('.theme-code-block') ?? (el.parentElement?.matches('div.highlight, .crdplay') && el.parentElement.children.length === 1 ? el.parentElement : el);
 }
 
-/** The options of a block: the script's, its wrapper's data-*, its own. */
+/** The options of a block: the script's, then data-* of its .crdplay wrapper, its generator's wrapper, itself. */
 function optionsOf(el: Element, block: Element): Options {
-  return { ...defaults, ...(block as HTMLElement).dataset, ...(el as HTMLElement).dataset };
+  const data = (e: Element | null | undefined) => (e as HTMLElement | null)?.dataset ?? {};
+  return { ...defaults, ...data(el.parentElement?.closest('.crdplay')), ...data(block), ...data(el) };
 }
 
 /** The page's own light or dark scheme, where the site's theme says it (Docusaurus, MkDocs Material, Docsy). */
