@@ -12,8 +12,9 @@
 //	source:
 //	  url: https://kubernetes.io/docs/...  # where the YAML comes from
 //	  section: Defaulting
-//	mode: update                           # create | update | status | scale | delete
+//	mode: update                           # create | update | status | scale | delete | upgrade
 //	oldObject: 01-create.yaml              # update and status: the stored object before the change
+//	newCrd: 02-update-crd.yaml             # upgrade: the CRD update step that replaces crd.yaml (the old CRD)
 //	objects: [02-update.yaml]              # the objects editor: these step files, in order
 //	tab: errors                            # optional first result tab: stored | errors | table | versions | crd
 //

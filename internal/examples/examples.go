@@ -31,11 +31,15 @@ const (
 	ModeScale Mode = "scale"
 	// ModeDelete: the objects are created, then deleted (a delete step), typically to show finalizers.
 	ModeDelete Mode = "delete"
+	// ModeUpgrade: crd.yaml is the old CRD, the objects are created under it, then NewCRD (an update step of
+	// the CustomResourceDefinition) replaces it; the steps after it read and write the stored objects.
+	ModeUpgrade Mode = "upgrade"
 )
 
 // opFor is the step op of the files in objects, per mode.
 var opFor = map[Mode]string{
 	ModeCreate: "create", ModeUpdate: "update", ModeStatus: "status", ModeScale: "create", ModeDelete: "create",
+	ModeUpgrade: "create",
 }
 
 // Categories are the gallery's sections, in display order. An example's category must be one of them.
@@ -51,6 +55,7 @@ var Categories = []string{
 	"Subresources",
 	"Finalizers",
 	"Versions",
+	"CRD upgrades",
 	"Real-world CRDs",
 }
 
@@ -77,8 +82,10 @@ type Example struct {
 	// Tab is the result tab to open first, one of Tabs, or "" for the playground's default.
 	Tab string
 
-	// CRD is crd.yaml as written, comments included.
+	// CRD is crd.yaml as written, comments included: the old CRD in ModeUpgrade.
 	CRD string
+	// NewCRD is the CRD that replaces CRD in ModeUpgrade (the step file NewCRDFile); "" otherwise.
+	NewCRD string
 	// Objects is the objects editor's text: the object files joined as one multi-document YAML.
 	Objects string
 	// OldObject is the stored object before the change, for ModeUpdate and ModeStatus; "" otherwise.
@@ -98,6 +105,7 @@ type meta struct {
 	} `json:"source"`
 	Mode      Mode     `json:"mode"`
 	OldObject string   `json:"oldObject,omitempty"`
+	NewCRD    string   `json:"newCrd,omitempty"`
 	Objects   []string `json:"objects"`
 	Tab       string   `json:"tab,omitempty"`
 }
@@ -252,7 +260,7 @@ func loadOne(fsys fs.FS, dir string) (Example, error) {
 	}
 	wantOp, ok := opFor[ex.Mode]
 	if !ok {
-		bad("mode %q is not one of create, update, status, scale, delete", ex.Mode)
+		bad("mode %q is not one of create, update, status, scale, delete, upgrade", ex.Mode)
 	}
 
 	// index of each step file, to check the order of the files the meta names
@@ -309,6 +317,24 @@ func loadOne(fsys fs.FS, dir string) (Example, error) {
 			bad("oldObject %q comes after the objects it is the old state of", m.OldObject)
 		}
 		ex.OldObject = text
+	}
+	switch {
+	case ex.Mode == ModeUpgrade && m.NewCRD == "":
+		bad("mode upgrade needs newCrd (the update step that replaces crd.yaml)")
+	case ex.Mode != ModeUpgrade && m.NewCRD != "":
+		bad("newCrd is only for mode upgrade, not %s", ex.Mode)
+	case ex.Mode == ModeUpgrade:
+		text, i := readObject("newCrd", m.NewCRD, "update")
+		if i >= 0 && i < first {
+			bad("newCrd %q comes before the objects stored under the old CRD", m.NewCRD)
+		}
+		var head struct {
+			Kind string `json:"kind"`
+		}
+		if err := yaml.Unmarshal([]byte(text), &head); err == nil && head.Kind != "CustomResourceDefinition" {
+			bad("newCrd: %s is a %q, not a CustomResourceDefinition", m.NewCRD, head.Kind)
+		}
+		ex.NewCRD = text
 	}
 	if ex.Mode == ModeScale || ex.Mode == ModeDelete {
 		if len(m.Objects) == 0 {

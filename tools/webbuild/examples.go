@@ -20,6 +20,7 @@ type example struct {
 	CRD         string `json:"crd"`
 	Objects     string `json:"objects,omitempty"`
 	Old         string `json:"old,omitempty"`
+	OldCRD      string `json:"oldCrd,omitempty"`
 	Mode        string `json:"mode,omitempty"`
 	Tab         string `json:"tab,omitempty"`
 }
@@ -40,6 +41,10 @@ func examplesJSON(root string) ([]byte, error) {
 		e := example{
 			ID: ex.Name, Title: ex.Title, Category: ex.Category, Description: strings.TrimSpace(ex.Description),
 			CRD: ex.CRD, Objects: ex.Objects, Old: ex.OldObject, Mode: string(ex.Mode), Tab: pageTabs[ex.Tab],
+		}
+		if ex.Mode == examples.ModeUpgrade {
+			// The page's upgrade mode: the old CRD in its own editor, the CRD editor holds the new one.
+			e.CRD, e.OldCRD = ex.NewCRD, ex.CRD
 		}
 		if ex.Mode == examples.ModeScale && ex.ScaleReplicas != 0 {
 			// The page's scale mode PUTs a Scale document that follows the object.

@@ -86,7 +86,8 @@ func TestCompressAndStale(t *testing.T) {
 }
 
 // TestExamples: the gallery asset holds every example with the fields the page needs, ids unique, and the
-// scale examples carry the Scale document the page's scale mode sends.
+// scale examples carry the Scale document the page's scale mode sends, the upgrade examples their old CRD apart
+// from the new one.
 func TestExamples(t *testing.T) {
 	root, err := moduleRoot()
 	if err != nil {
@@ -104,8 +105,8 @@ func TestExamples(t *testing.T) {
 		t.Fatalf("%d examples", len(got.Examples))
 	}
 	seen := map[string]bool{}
-	modes := map[string]bool{"create": true, "update": true, "status": true, "scale": true, "delete": true}
-	scales := 0
+	modes := map[string]bool{"create": true, "update": true, "status": true, "scale": true, "delete": true, "upgrade": true}
+	scales, upgrades := 0, 0
 	for _, e := range got.Examples {
 		if seen[e.ID] || e.Title == "" || e.CRD == "" || !modes[e.Mode] {
 			t.Errorf("example %q: duplicate, or without title, CRD or a known mode (%q)", e.ID, e.Mode)
@@ -114,6 +115,15 @@ func TestExamples(t *testing.T) {
 		if e.Mode == "scale" && strings.Contains(e.Objects, "kind: Scale") {
 			scales++
 		}
+		if e.Mode == "upgrade" {
+			upgrades++
+			if e.OldCRD == "" || e.OldCRD == e.CRD {
+				t.Errorf("upgrade example %q: the old CRD is missing or the same as the new one", e.ID)
+			}
+		}
+	}
+	if upgrades < 5 {
+		t.Errorf("%d upgrade examples, want at least 5", upgrades)
 	}
 	if scales == 0 {
 		t.Error("no scale example carries a Scale document")
