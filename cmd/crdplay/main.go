@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
+
+	"k8s.io/klog/v2"
 )
 
 // Exit statuses: what CI reads.
@@ -15,6 +18,9 @@ const (
 )
 
 func main() {
+	// Upstream code logs through klog what a server would log (a field manager's "[SHOULD NOT HAPPEN]"
+	// when a stored value no longer fits a changed type): server logs, not the check's output.
+	klog.SetSlogLogger(slog.New(slog.DiscardHandler))
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 
