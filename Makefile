@@ -46,7 +46,8 @@ help:
 	@echo '            the bridge in node and the playground in headless Chromium (test-browser); each fuzz target'
 	@echo '            for FUZZTIME=$(FUZZTIME) (test-fuzz)'
 	@echo 'make bench  reports: engine size for the browser, page load and re-evaluation times, wasm/native time per'
-	@echo '            evaluation phase, API throughput on memory and etcd'
+	@echo '            evaluation phase, API throughput on memory and etcd; then crdplay beside the real API server'
+	@echo '            (the oracle) on the same work: every corpus CRD to its first object, creates/s (tools/sidebyside)'
 	@echo 'make soak   mixed API load for SOAK_DURATION=$(SOAK_DURATION) on memory and embedded etcd: RSS, heap,'
 	@echo '            goroutines and threads at start and end, then SIGKILL and a check of every acknowledged write'
 	@echo 'make clean  remove bin/, build/ and test-results/'
@@ -145,6 +146,11 @@ BENCH_DURATION ?= 5s
 # Cold page loads per row of the load report (web/bench/load.mjs).
 BENCH_LOAD_RUNS ?= 5
 
+# The side-by-side report (tools/sidebyside): the real API server that crdplay is measured against, built by
+# ../shared/oracle/build.sh when missing, and the repetitions of each corpus CRD (page, oracle, crdplay-server).
+ORACLE ?= $(abspath $(CURDIR)/../shared/oracle/bin/oracle)
+BENCH_REPS ?= 3
+
 bench: wasm-workspace need-chromium node_modules/.package-lock.json
 	$(WASM_ENV) $(GO) build -trimpath -ldflags='-s -w' -o build/bench/engine.wasm ./tools/enginewasm
 	@PATH="$$PATH:$(WASM_EXEC_DIR)" node "$(WASM_EXEC_DIR)/wasm_exec_node.js" build/bench/engine.wasm /version \
@@ -157,9 +163,15 @@ bench: wasm-workspace need-chromium node_modules/.package-lock.json
 	$(GO) build -o bin/crdplay-server ./server/cmd/crdplay-server
 	CRDPLAY_WEB_DIR=$(BENCH_SITE_DIR) CRDPLAY_SERVER=bin/crdplay-server node web/bench/load.mjs $(BENCH_LOAD_RUNS)
 	@echo
+	CRDPLAY_WEB_DIR=$(BENCH_SITE_DIR) CRDPLAY_SERVER=bin/crdplay-server node web/bench/corpus.mjs $(BENCH_REPS) build/bench/page-corpus.json
+	@echo
 	PATH="$$PATH:$(WASM_EXEC_DIR)" $(GO) run ./tools/wasmratio -wasm-workspace $(WASM_WS)/go.work -out build/bench
 	@echo
 	$(GO) run ./tools/loadbench -clients 8 -duration $(BENCH_DURATION)
+	@echo
+	@test -x $(ORACLE) || { echo '$(ORACLE) not found: building it (about 9 minutes on 2 cores)'; $(dir $(ORACLE))../build.sh --no-kubectl; }
+	$(GO) run ./tools/sidebyside -oracle $(ORACLE) -server bin/crdplay-server -reps $(BENCH_REPS) \
+		-page build/bench/page-corpus.json -edits build/bench/page-edits.json
 
 ## Generated inputs and installed tools
 

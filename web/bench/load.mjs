@@ -163,6 +163,15 @@ console.log(`| re-evaluation after an edit, CronTab example, median of ${ev.leng
 const lw = largestTimes.times.map((x) => x.wall).sort((a, b) => a - b);
 const lwMedian = lw[lw.length >> 1];
 console.log(`| re-evaluation after an edit, largest corpus CRD (argo-workflows Workflow, 2.8 MB), median of ${lw.length} | ${lwMedian.toFixed(1)} ms | 150 ms | ${verdict(lwMedian, 150)} |`);
+// For tools/sidebyside's table: each example's edit-to-results times, ms.
+const editSummary = (times) => {
+  const w = times.map((x) => x.wall).sort((a, b) => a - b);
+  const e = times.map((x) => x.engine).sort((a, b) => a - b);
+  return { n: w.length, median: w[w.length >> 1], p90: w[Math.floor(w.length * 0.9)], max: w[w.length - 1], engine: e[e.length >> 1] };
+};
+const editsFile = process.env.CRDPLAY_EDITS_FILE ?? path.join(root, 'build/bench/page-edits.json');
+fs.mkdirSync(path.dirname(editsFile), { recursive: true });
+fs.writeFileSync(editsFile, JSON.stringify({ crontab: editSummary(evalTimes), largest: editSummary(largestTimes.times) }, null, 1));
 // For tools/wasmratio, which make bench runs next.
 const phasesFile = process.env.CRDPLAY_PHASES_FILE ?? path.join(root, 'build/bench/chromium-phases.json');
 fs.mkdirSync(path.dirname(phasesFile), { recursive: true });

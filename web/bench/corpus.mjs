@@ -1,0 +1,65 @@
+// Corpus benchmark (a report, never a test): for every CRD of testdata/corpus, the time the playground page
+// takes from a CRD edit to its first results on screen (the CRD installed, its object created), in headless
+// Chromium as web/bench/load.mjs measures re-evaluations. Writes JSON for tools/sidebyside, which prints it beside
+// the real server's (the oracle's) and crdplay-server's time for the same work.
+//
+// Each repetition sets the CRD editor to the corpus CRD with a comment that differs per repetition (so nothing
+// compiled for an earlier one is reused) and the object editor to its object, then awaits run(): the page's
+// evaluation and the panes it renders. The first repetition of the whole run warms V8 up and is not counted.
+//
+//   CRDPLAY_WEB_DIR=build/web-release node web/bench/corpus.mjs [reps, default 3] [out, default build/bench/page-corpus.json]
+import fs from 'node:fs';
+import path from 'node:path';
+import { launch, root, startServer } from '../test/harness.mjs';
+
+const reps = Number(process.argv[2] ?? 3);
+const out = path.resolve(root, process.argv[3] ?? 'build/bench/page-corpus.json');
+const corpusDir = path.join(root, 'testdata/corpus');
+const cases = [];
+for (const project of fs.readdirSync(corpusDir).sort()) {
+  const pdir = path.join(corpusDir, project);
+  if (!fs.statSync(pdir).isDirectory()) continue;
+  for (const kind of fs.readdirSync(pdir).sort()) {
+    const dir = path.join(pdir, kind);
+    if (!fs.existsSync(path.join(dir, 'crd.yaml'))) continue;
+    cases.push({ name: `${project}/${kind}`, crd: fs.readFileSync(path.join(dir, 'crd.yaml'), 'utf8'), object: fs.readFileSync(path.join(dir, '01-create.yaml'), 'utf8') });
+  }
+}
+
+const server = await startServer({ quiet: true });
+const b = await launch();
+const results = {};
+try {
+  await b.page.goto(server.url);
+  await b.page.evaluate(async () => {
+    await globalThis.crdplay.ready;
+    await new Promise((resolve) => {
+      const check = () => (Number(document.body.dataset.runs ?? 0) >= 1 ? resolve() : setTimeout(check, 5));
+      check();
+    });
+  });
+  let n = 0;
+  // One warm-up, not counted: the first evaluation of a page pays for V8's first tier of the evaluator.
+  for (const [i, c] of [[-1, cases[0]], ...Array.from({ length: reps }, (_, i) => cases.map((c) => [i, c])).flat()]) {
+    const r = await b.page.evaluate(async ({ crd, object, tag }) => {
+      const app = window.crdplayPlayground;
+      app.editors.set('crd', `${crd}\n# ${tag}\n`);
+      app.editors.set('objects', object);
+      const t0 = performance.now();
+      await app.run();
+      const wall = performance.now() - t0;
+      const t = app.evaluation.timings;
+      return { wall, engine: t.total, crds: t.crds, crdEngine: t.crdEngine, statuses: app.evaluation.objects.map((o) => o.status) };
+    }, { crd: c.crd, object: c.object, tag: `bench ${n++}` });
+    if (i < 0) continue;
+    (results[c.name] ??= []).push(r);
+    process.stderr.write('.');
+  }
+  process.stderr.write('\n');
+} finally {
+  await b.close();
+  server.stop();
+}
+fs.mkdirSync(path.dirname(out), { recursive: true });
+fs.writeFileSync(out, JSON.stringify({ userAgent: 'headless Chromium', reps, cases: results }, null, 1));
+console.log(`page: ${Object.keys(results).length} corpus CRDs x ${reps}: ${path.relative(root, out)}`);
