@@ -127,10 +127,10 @@ if (embedHost !== null) {
   addEventListener('message', (e) => {
     if (got || !fromHost(e, embedHost) || e.data?.type !== EXAMPLE || !e.ports[0]) return;
     const ex = e.data.example;
-    if (!ex || typeof ex.crd !== 'string' || typeof ex.objects !== 'string' || typeof ex.old !== 'string') return;
+    if (!ex || [ex.crd, ex.objects, ex.old, ex.oldCrd].some((t) => typeof t !== 'string')) return;
     got = true;
     client.connect(e.ports[0]);
-    pending = { crd: ex.crd, objects: ex.objects, old: ex.old };
+    pending = { crd: ex.crd, objects: ex.objects, old: ex.old, oldCrd: ex.oldCrd };
     show?.(pending);
     client.exampleArrived();
   });

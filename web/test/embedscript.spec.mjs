@@ -5,7 +5,8 @@
 // elsewhere on the page holds), all three on one engine frame; the keyboard can tab into and out of an editor;
 // the page's CSS does not reach the frames; and no frame logs an error. Then the site from a plain static
 // host under a path prefix, the docs page on a third origin; and an example too big for a link, whose "Open in
-// crdplay" says why there is none, in a dark frame on a light system. Screenshot: test-results/embedscript.png.
+// crdplay" says why there is none, in a dark frame on a light system; and a CRD upgrade.
+// Screenshot: test-results/embedscript.png.
 //
 // Run: CRDPLAY_WEB_DIR=build/web-test node --test web/test/embedscript.spec.mjs
 import { test, before, after } from 'node:test';
@@ -273,6 +274,38 @@ ${esc(GOOD)}</pre><script src="${server.url}embed.js"></script></body>`] : null)
   assert.equal(got.href, null);
   assert.match(got.note, /too big for a link/);
   assert.equal(got.background, 'rgb(20, 22, 27)');
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('an upgrade: the block holds the old CRD, the new and the stored object; the finding is shown', async () => {
+  const lowered = CRD.replace('maximum: 10', 'maximum: 5');
+  const docs = await staticServer((p) => p === '/' ? ['text/html', `<!doctype html><link rel="icon" href="data:,"><body>
+<pre class="crdplay" data-mode="upgrade">${esc(CRD)}
+---
+${esc(lowered)}
+---
+${esc(GOOD.replace('size: small', 'replicas: 8'))}</pre><script src="${server.url}embed.js"></script></body>`] : null);
+  closers.push(docs.close);
+  const page = await browser.context.newPage();
+  const problems = watchErrors(page);
+  await page.goto(docs.url + '/');
+  const { frame } = await liveAt(page, 'pre.crdplay', 0);
+  const got = await frame.evaluate(() => {
+    const pg = window.crdplayPlayground;
+    const up = pg.evaluation.upgrade;
+    return {
+      mode: pg.mode, oldCrd: pg.editors.text('oldcrd'), crd: pg.editors.text('crd'),
+      shown: [...document.querySelectorAll('.editor-frame')].filter((e) => !e.classList.contains('gone') && !e.hidden).map((e) => e.id),
+      crdStatus: up?.crd.status, rules: up?.findings.map((f) => f.rule),
+    };
+  });
+  assert.equal(got.mode, 'upgrade');
+  assert.match(got.oldCrd, /maximum: 10/);
+  assert.match(got.crd, /maximum: 5/);
+  assert.deepEqual(got.shown, ['oldcrd-frame', 'crd-frame', 'objects-frame']);
+  assert.equal(got.crdStatus, 200);
+  assert.deepEqual(got.rules, ['maximum']);
   assert.deepEqual(problems, []);
   await page.close();
 });

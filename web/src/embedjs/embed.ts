@@ -22,6 +22,7 @@ interface Options {
   version?: string;
   crd?: string;
   old?: string;
+  oldCrd?: string;
 }
 
 // Hugo and MkDocs (a shortcode, a render hook, a custom fence) write <pre class="crdplay">, Docusaurus a fence
@@ -147,14 +148,18 @@ function makeLive(el: Element): void {
   const block = blockOf(el);
   const o = optionsOf(el, block);
   const own = docs(textOf(el));
-  const crds = [...referred(o.crd, true), ...own.filter(isCRD)];
+  let crds = [...referred(o.crd, true), ...own.filter(isCRD)];
   let objects = own.filter((d) => !isCRD(d));
   let old = referred(o.old, false);
+  let oldCrds = referred(o.oldCrd, true);
   const update = o.mode === 'update' || o.mode === 'status';
-  // Without data-old, an update's block holds the old object first, then the new.
+  const upgrade = o.mode === 'upgrade';
+  // Without data-old, an update's block holds the old object first, then the new; without data-old-crd, an
+  // upgrade's CRDs are the old one first, then the new.
   if (update && !old.length && objects.length > 1) [old, objects] = [objects.slice(0, 1), objects.slice(1)];
-  const example = { crd: join(crds), objects: join(objects), old: join(old) };
-  const editors = [own.some(isCRD) || !objects.length ? 'crd' : '', update ? 'old' : '', objects.length ? 'objects' : ''];
+  if (upgrade && !oldCrds.length && crds.length > 1) [oldCrds, crds] = [crds.slice(0, 1), crds.slice(1)];
+  const example = { crd: join(crds), objects: join(objects), old: join(old), oldCrd: join(oldCrds) };
+  const editors = [upgrade ? 'oldcrd' : '', upgrade || own.some(isCRD) || !objects.length ? 'crd' : '', update ? 'old' : '', objects.length ? 'objects' : ''];
   const panes = o.panes ?? [...editors.filter(Boolean), 'result', 'table'].join(',');
   const theme = o.theme === 'light' || o.theme === 'dark' ? o.theme : o.theme === 'auto' ? undefined : pageTheme();
   const frame = iframe(frameURL('embed/', {

@@ -25,6 +25,8 @@ export interface Example {
   crd: string;
   objects: string;
   old: string;
+  /** The old CRD of an upgrade (mode upgrade). */
+  oldCrd: string;
 }
 
 /** The bridge functions a frame may ask the shared engine whether it has (client.has). */
