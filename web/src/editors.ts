@@ -13,10 +13,11 @@ import { documents, mappingKeys, pathAt, toValue, valueNodeAt, type Segment } fr
 import { at, describe, keysOf, schemaFor, typeName, type KindSchema } from './schema';
 import type { CrdplayDiagnostic, CrdplaySource } from '../static/crdplay.d.ts';
 
-/** The editors, as the page's elements (crd-editor...) and permalinks name them. */
-export type EditorId = 'crd' | 'objects' | 'old';
+/** The editors, as the page's elements (crd-editor...) and permalinks name them. oldcrd is the upgrade mode's
+ * old CRD (the crd editor then holds the new one). */
+export type EditorId = 'crd' | 'objects' | 'old' | 'oldcrd';
 
-const editors: Partial<Record<CrdplaySource, EditorId>> = { crds: 'crd', objects: 'objects', oldObjects: 'old' };
+const editors: Record<CrdplaySource, EditorId> = { crds: 'crd', objects: 'objects', oldObjects: 'old', oldCrds: 'oldcrd' };
 
 /** The editor of a text the engine names. */
 export function editorOf(source: CrdplaySource): EditorId {
@@ -197,7 +198,7 @@ export function createEditors(initial: Record<EditorId, string>, opts: EditorOpt
   // Editors pasted into since their last diagnostics: those then show their first error, not the end of
   // the pasted text where the paste left the cursor.
   const pasted = new Set<EditorId>();
-  for (const id of ['crd', 'old', 'objects'] as EditorId[]) {
+  for (const id of ['oldcrd', 'crd', 'old', 'objects'] as EditorId[]) {
     const extensions: Extension[] = [
       keys,
       basicSetup,
@@ -217,7 +218,8 @@ export function createEditors(initial: Record<EditorId, string>, opts: EditorOpt
     ];
     // The CRD editor's documents are a built-in kind: only an exact apiVersion and kind select its schema,
     // and a field under an untyped node (default, example, enum values are any JSON) is not unknown.
-    const src: Source = id === 'crd' ? { kinds: opts.crdKinds, builtin: true } : { kinds: opts.kinds, builtin: false };
+    const crdLike = id === 'crd' || id === 'oldcrd';
+    const src: Source = crdLike ? { kinds: opts.crdKinds, builtin: true } : { kinds: opts.kinds, builtin: false };
     extensions.push(schemaHover(src), autocompletion({ override: [schemaCompletion(src)], activateOnTyping: true }));
     const parent = document.getElementById(`${id}-editor`)!;
     views[id] = new EditorView({ parent, state: EditorState.create({ doc: initial[id], extensions }) });

@@ -21,6 +21,8 @@ export interface ExplainKind {
 export interface Session {
   /** The CRD text the worker's session has installed. */
   crdText?: string;
+  /** The old CRD text the worker's session has (the upgrade mode's). */
+  oldCrdText?: string;
   /** Its crdRevision, and the explain trees of its versions. */
   revision?: string;
   explain?: ExplainKind[];
@@ -31,15 +33,19 @@ export interface Texts {
   crd: string;
   objects: string;
   old: string;
+  /** The upgrade mode's old CRD. */
+  oldCrd?: string;
 }
 
 /** Evaluates the texts with crdplay.evaluate (call is the client's call('evaluate', ...)). */
 export async function evaluate(call: (input: string) => Promise<string>, texts: Texts, mode: CrdplayMode, session: Session): Promise<CrdplayEvaluateResult> {
   const input: CrdplayEvaluateInput = { objects: texts.objects, oldObjects: texts.old, mode, trace: true };
   if (session.crdText !== texts.crd) input.crds = texts.crd;
+  if (mode === 'upgrade' && session.oldCrdText !== texts.oldCrd) input.oldCrds = texts.oldCrd ?? '';
   if (session.revision && session.explain) input.knownCRDRevision = session.revision;
   const res: CrdplayEvaluateResult = JSON.parse(await call(JSON.stringify(input)));
   session.crdText = texts.crd;
+  if (mode === 'upgrade') session.oldCrdText = texts.oldCrd ?? '';
   if (!res.schemasOmitted || !session.explain) session.explain = explainKinds(res, texts.crd);
   session.revision = res.crdRevision;
   return res;

@@ -9,6 +9,8 @@ export interface Example {
   crd: string;
   objects?: string;
   old?: string;
+  /** The upgrade mode's old CRD (crd is then the new one). */
+  oldCrd?: string;
   mode?: string;
   tab?: string;
 }

@@ -15,6 +15,7 @@ import { DEFAULT_EXAMPLE, loadExamples, type Example } from './examples';
 import { h, renderCEL, renderExplain, renderLog, renderResult, renderTable, renderVersions, traced, type Exchange } from './panes';
 import { kubectlVia, mountCLI } from './cli';
 import { onExample } from './embedframe';
+import { renderUpgrade, showUpgradeEditors } from './upgrade';
 import { DEFAULT_WEBHOOK, Webhook } from './webhook';
 import { DEFAULT_EMULATED, DEFAULT_RANGE, engineName, fallbackNotice, minorName, parseTarget, targetDiagnostics, targetLabel, targetStatus, unknownTargetNotice } from './versions';
 import { Engines } from './engines';
@@ -25,7 +26,7 @@ interface Assets {
 
 const TABS = ['result', 'cel', 'table', 'versions', 'explain', 'cli', 'http'] as const;
 type Tab = (typeof TABS)[number];
-const MODES: CrdplayMode[] = ['create', 'update', 'status', 'scale', 'delete'];
+const MODES: CrdplayMode[] = ['create', 'update', 'status', 'scale', 'delete', 'upgrade'];
 /** Typing pauses this long before an evaluation starts. */
 const DEBOUNCE_MS = 250;
 /** The HTTP log keeps this many exchanges. */
@@ -77,7 +78,7 @@ function kinds(): KindSchema[] {
 // CustomResourceDefinition's own schema, for hover and completion in the CRD editor: the engine's OpenAPI
 // document, read once the engine is there (openapi.ts); until then the CRD editor has no schema help.
 let crdKinds: KindSchema[] = [];
-app.editors = createEditors({ crd: DEFAULT_EXAMPLE.crd, objects: DEFAULT_EXAMPLE.objects ?? '', old: DEFAULT_EXAMPLE.old ?? '' }, {
+app.editors = createEditors({ crd: DEFAULT_EXAMPLE.crd, objects: DEFAULT_EXAMPLE.objects ?? '', old: DEFAULT_EXAMPLE.old ?? '', oldcrd: DEFAULT_EXAMPLE.oldCrd ?? '' }, {
   onChange: () => schedule(),
   onRun: () => void run(),
   onShare: () => void share(),
@@ -135,7 +136,10 @@ function renderPane(tab: Tab): void {
   if (!ev) return;
   const ks = kinds();
   switch (tab) {
-    case 'result': renderResult($('pane-result')!, ev, app.target); break;
+    case 'result':
+      if (app.mode === 'upgrade') renderUpgrade($('pane-result')!, ev, app.editors.text('objects'));
+      else renderResult($('pane-result')!, ev, app.target);
+      break;
     case 'cel': renderCEL($('pane-cel')!, ks, ev, app.target); break;
     case 'table': {
       const table = (): void => renderTable($('pane-table')!, ev, app.wide, (w) => { app.wide = w; table(); });
@@ -167,6 +171,7 @@ function setMode(mode: string): void {
   if (sel) sel.value = app.mode;
   const old = $('old-frame');
   if (old) old.hidden = app.mode !== 'update' && app.mode !== 'status';
+  showUpgradeEditors(app.mode === 'upgrade');
   document.body.dataset.mode = app.mode;
 }
 $('mode')?.addEventListener('change', (e) => { setMode((e.target as HTMLSelectElement).value); void run(); });
@@ -175,7 +180,7 @@ $('mode')?.addEventListener('change', (e) => { setMode((e.target as HTMLSelectEl
 if (embed) {
   const panes = (params.get('panes') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
   if (panes.length) {
-    for (const ed of ['crd', 'objects', 'old']) {
+    for (const ed of ['crd', 'objects', 'old', 'oldcrd']) {
       if (!panes.includes(ed)) $(`${ed}-frame`)?.classList.add('gone');
     }
     const tabs = TABS.filter((t) => panes.includes(t));
@@ -258,6 +263,7 @@ function apply(s: Partial<State>): void {
   if (s.crd !== undefined) app.editors.set('crd', s.crd);
   app.editors.set('objects', s.objects ?? '');
   app.editors.set('old', s.old ?? '');
+  app.editors.set('oldcrd', s.oldCrd ?? '');
   if (s.mode) setMode(s.mode);
   if (s.webhook) {
     app.webhookCode = s.webhook;
@@ -271,6 +277,7 @@ function state(): State {
     crd: app.editors.text('crd'), objects: app.editors.text('objects'), old: app.editors.text('old'),
     mode: app.mode, webhook: app.webhookCode === DEFAULT_WEBHOOK ? '' : app.webhookCode, tab: app.tab,
     version: minorName(app.target),
+    ...(app.editors.text('oldcrd') ? { oldCrd: app.editors.text('oldcrd') } : {}),
   };
 }
 const restored = restore();
@@ -336,7 +343,7 @@ if (examplesSelect) void loadGallery();
 examplesSelect?.addEventListener('change', () => {
   const ex = app.examples.find((e) => e.id === examplesSelect.value);
   if (!ex) return;
-  apply({ crd: ex.crd, objects: ex.objects ?? '', old: ex.old ?? '', mode: ex.mode ?? 'create', tab: ex.tab });
+  apply({ crd: ex.crd, objects: ex.objects ?? '', old: ex.old ?? '', oldCrd: ex.oldCrd ?? '', mode: ex.mode ?? 'create', tab: ex.tab });
   if (ex.tab) setTab(ex.tab);
   if (ex.description) notice(`${ex.title}: ${ex.description}`, 'info');
   else $('notice')!.hidden = true;
@@ -461,7 +468,7 @@ async function run(): Promise<void> {
       try {
         await client.ready;
         if (!client.has('evaluate')) throw new Error('this engine build has no evaluator (crdplay.evaluate)');
-        const texts = { crd: app.editors.text('crd'), objects: app.editors.text('objects'), old: app.editors.text('old') };
+        const texts = { crd: app.editors.text('crd'), objects: app.editors.text('objects'), old: app.editors.text('old'), oldCrd: app.editors.text('oldcrd') };
         res = await evaluate((input) => client.call('evaluate', input), texts, app.mode, app.session);
       } catch (e) {
         if (client === app.client) throw e;
@@ -539,7 +546,7 @@ function showDiagnostics(res: CrdplayEvaluateResult): void {
 }
 
 function summarize(diags: CrdplayDiagnostic[]): void {
-  for (const id of ['crd', 'objects', 'old'] as EditorId[]) {
+  for (const id of ['crd', 'objects', 'old', 'oldcrd'] as EditorId[]) {
     const mine = diags.filter((d) => editorOf(d.source) === id);
     const errors = mine.filter((d) => d.severity === 'error').length;
     const warnings = mine.filter((d) => d.severity === 'warning').length;

@@ -21,7 +21,7 @@ export function h(tag: string, attrs: Record<string, string | boolean | undefine
   return el;
 }
 
-function statusBadge(status: number): HTMLElement {
+export function statusBadge(status: number): HTMLElement {
   const cls = status === 0 ? 'pending' : status < 300 ? 'ok' : status < 500 ? 'bad' : 'fault';
   return h('span', { class: `badge ${cls}` }, String(status || '…'));
 }
@@ -30,11 +30,11 @@ function pre(text: string, cls = ''): HTMLElement {
   return h('pre', { class: `code ${cls}` }, text);
 }
 
-const editorNames: Record<string, string> = { crd: 'CRD', objects: 'objects', old: 'old objects' };
+const editorNames: Record<string, string> = { crd: 'CRD', objects: 'objects', old: 'old objects', oldcrd: 'old CRD' };
 
 /** A link that shows a place of an editor's text: the editor scrolls there, selects it and takes the focus
  * (editors.ts listens for GOTO_EVENT). */
-function gotoLink(source: CrdplaySource, span: { line: number; column?: number; endLine?: number; endColumn?: number }, ...label: Child[]): HTMLElement {
+export function gotoLink(source: CrdplaySource, span: { line: number; column?: number; endLine?: number; endColumn?: number }, ...label: Child[]): HTMLElement {
   const a = h('a', { href: '#', class: 'goto', title: `show line ${span.line} of the ${editorNames[editorOf(source)]} editor`,
     'data-source': source, 'data-line': String(span.line) }, ...label);
   a.addEventListener('click', (e) => {
@@ -111,7 +111,7 @@ export function renderResult(pane: HTMLElement, res: CrdplayEvaluateResult, targ
   pane.replaceChildren(...out);
 }
 
-function statusBlock(body: any, place?: Placer): HTMLElement {
+export function statusBlock(body: any, place?: Placer): HTMLElement {
   if (!body || typeof body !== 'object') return pre(String(body ?? ''), 'error');
   const causes: any[] = body.details?.causes ?? [];
   const text = String(body.message ?? '');

@@ -22,6 +22,10 @@ export interface State {
   dropped?: string;
   /** The Kubernetes target ("1.35", versions.ts); links from pages without one open at the default. */
   version?: string;
+  /** The upgrade mode's old CRD (crd is then the new one); links from pages without it open with none. */
+  oldCrd?: string;
+  /** Like dropped, for the old CRD's schema descriptions. */
+  oldDropped?: string;
 }
 
 /** Current format: v1 = deflate-raw of the JSON of State. */
@@ -94,7 +98,7 @@ function stateOf(state: unknown): Partial<State> {
   if (!state || typeof state !== 'object' || Array.isArray(state)) throw new LinkError('This link holds no playground state.');
   const s = state as Record<string, unknown>;
   const out: Partial<State> = {};
-  for (const k of ['crd', 'objects', 'old', 'mode', 'webhook', 'tab', 'dropped', 'version'] as const) {
+  for (const k of ['crd', 'objects', 'old', 'mode', 'webhook', 'tab', 'dropped', 'version', 'oldCrd', 'oldDropped'] as const) {
     if (typeof s[k] === 'string') out[k] = s[k] as string;
   }
   return out;
@@ -212,8 +216,8 @@ function itemValue(item: SyntaxNode): SyntaxNode | null {
 
 /** What the page says when it opens a link made without the CRD's descriptions. */
 export function droppedNotice(s: Partial<State>): string | null {
-  const n = Number(s.dropped);
-  if (!s.dropped || !(n > 0)) return null;
+  const n = (Number(s.dropped) || 0) + (Number(s.oldDropped) || 0);
+  if (!(n > 0)) return null;
   return `This link's CRD was shared without its ${n} schema description${n === 1 ? '' : 's'}, to fit in a link: ` +
     'they change no verdict, but the Explain pane and hover have no descriptions.';
 }
@@ -292,8 +296,16 @@ export async function fittingFragment(state: State, opts: { short: boolean }): P
  */
 export async function strippedFragment(state: State): Promise<{ frag: string; dropped: number } | null> {
   const stripped = withoutDescriptions(state.crd);
-  if (stripped.dropped === 0) return null;
-  return { frag: await fragment({ ...state, crd: stripped.text, dropped: String(stripped.dropped) }), dropped: stripped.dropped };
+  // The upgrade mode's old CRD is stripped too; dropped and oldDropped say how many each lost.
+  const old = state.oldCrd ? withoutDescriptions(state.oldCrd) : { text: state.oldCrd, dropped: 0 };
+  if (stripped.dropped + old.dropped === 0) return null;
+  const s: State = { ...state, crd: stripped.text };
+  if (stripped.dropped) s.dropped = String(stripped.dropped);
+  if (old.dropped) {
+    s.oldCrd = old.text;
+    s.oldDropped = String(old.dropped);
+  }
+  return { frag: await fragment(s), dropped: stripped.dropped + old.dropped };
 }
 
 /** The short link's id in a URL ("#s=ID" or "?s=ID"), or null. */

@@ -1,0 +1,319 @@
+// Browser test: the page's CRD upgrade mode (issue 13). Choosing "CRD upgrade" shows the old-CRD editor; the
+// Result pane then gives the API's answer to the new CRD sent over the old one, a table of the stored objects
+// by served version whose cells are the GET, no-op update and /status verdicts, and the static findings, each
+// linked to its line of the new CRD (or of the old one, for a removed version), where the editors mark it too.
+// A permalink and an embed carry the mode and both CRDs; the gallery's upgrade examples load. Screenshots:
+// test-results/upgrade-*.png.
+//
+// Needs what playground.spec.mjs needs. Run: node --test web/test/upgrade.spec.mjs
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { launch, resultsDir, startServer } from './harness.mjs';
+
+let server;
+let browser;
+let page;
+
+const runs = (p = page) => p.evaluate(() => Number(document.body.dataset.runs ?? 0));
+const evaluated = (n, p = page) => p.waitForFunction((k) => Number(document.body.dataset.runs ?? 0) > k, n, { timeout: 90_000 });
+/** Waits until no evaluation is running or due: edits and the mode's change each start one. */
+async function settled(p = page) {
+  await p.evaluate(() => window.crdplayPlayground.idle);
+  await p.waitForTimeout(400);
+  await p.evaluate(() => window.crdplayPlayground.idle);
+}
+
+before(async () => {
+  mkdirSync(resultsDir, { recursive: true });
+  server = await startServer({ quiet: true });
+  browser = await launch({ viewport: { width: 1400, height: 900 } });
+  page = browser.page;
+  await page.goto(server.url);
+  await evaluated(0);
+});
+
+after(async () => {
+  await browser?.close();
+  server?.stop();
+});
+
+// The CRD documentation's validation CronTab; maximum is the replicas' maximum.
+const cronTabCRD = (maximum) => `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: crontabs.stable.example.com
+spec:
+  group: stable.example.com
+  scope: Namespaced
+  names:
+    plural: crontabs
+    singular: crontab
+    kind: CronTab
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              cronSpec:
+                type: string
+              replicas:
+                type: integer
+                minimum: 1
+                maximum: ${maximum}
+`;
+/** The line of "maximum:" in cronTabCRD. */
+const MAXIMUM_LINE = 28;
+const cronTab = (name, replicas) => `apiVersion: stable.example.com/v1
+kind: CronTab
+metadata:
+  name: ${name}
+spec:
+  cronSpec: "* * * * */5"
+  replicas: ${replicas}
+`;
+
+// The versioning docs' CronTab in the versions given as [name, storage].
+const versionedCRD = (versions) => `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: crontabs.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: crontabs, singular: crontab, kind: CronTab}
+  versions:
+${versions.map(([name, storage]) => `  - name: ${name}
+    served: true
+    storage: ${storage}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          host: {type: string}
+          port: {type: string}
+`).join('')}`;
+
+/** Sets the three editors of the upgrade mode, chooses it, runs, and waits for the answer. */
+async function upgrade({ oldCrd, crd, objects }) {
+  const n = await runs();
+  await page.evaluate(([o, c, s]) => {
+    const p = window.crdplayPlayground;
+    p.editors.set('oldcrd', o);
+    p.editors.set('crd', c);
+    p.editors.set('objects', s);
+  }, [oldCrd, crd, objects]);
+  if ((await page.inputValue('#mode')) !== 'upgrade') await page.selectOption('#mode', 'upgrade');
+  await evaluated(n);
+  await settled();
+  await page.click('#tab-result');
+}
+
+/** The line of the main selection's head in an editor. */
+const selectedLine = (id) => page.evaluate((i) => {
+  const v = window.crdplayPlayground.editors.views[i];
+  return v.state.doc.lineAt(v.state.selection.main.head).number;
+}, id);
+
+test('choosing CRD upgrade shows the old-CRD editor and names the editors for it', async () => {
+  assert.equal(await page.isVisible('#oldcrd-frame'), false, 'the old-CRD editor shows outside the upgrade mode');
+  const options = await page.$$eval('#mode option', (os) => os.map((o) => `${o.value}=${o.textContent}`));
+  assert.ok(options.includes('upgrade=CRD upgrade (old CRD → new CRD)'), options.join(', '));
+  await page.selectOption('#mode', 'upgrade');
+  assert.equal(await page.isVisible('#oldcrd-frame'), true);
+  assert.equal(await page.getAttribute('body', 'data-mode'), 'upgrade');
+  assert.match(await page.textContent('#crd-frame .editor-title'), /^New CRD/);
+  assert.match(await page.textContent('#objects-frame .editor-title'), /^Stored objects/);
+  await page.selectOption('#mode', 'create');
+  assert.equal(await page.isVisible('#oldcrd-frame'), false);
+  assert.match(await page.textContent('#crd-frame .editor-title'), /^CustomResourceDefinition/);
+  await settled();
+});
+
+test('a tightened maximum: the verdicts by version, the finding at the maximum of the new CRD', async () => {
+  await upgrade({ oldCrd: cronTabCRD(10), crd: cronTabCRD(5), objects: cronTab('big', 8) + '---\n' + cronTab('small', 2) });
+  const pane = page.locator('#pane-result');
+  const crd = pane.locator('section.upgrade-crd');
+  assert.match(await crd.locator('h3').textContent(), /^200 CustomResourceDefinition crontabs\.stable\.example\.com: update accepted$/);
+
+  // The table: one row per stored object, one column per served version, each cell the verdicts.
+  assert.deepEqual(await pane.locator('table.upgrade thead th').allTextContents(), ['object', 'v1']);
+  const big = pane.locator('table.upgrade tr[data-object="default/big"]');
+  const verdicts = await big.locator('td[data-version=v1] summary .verdict').allTextContents();
+  // What the API answers: the stored 8 reads, and its no-op update passes, since validation ratcheting lets an
+  // unchanged value through (the oracle's recording of upgrade-tightened-maximum says the same).
+  assert.deepEqual(verdicts.map((v) => v.replace(/\s+/g, ' ').trim()), ['GET 200', 'update 200']);
+  // The cell opens to the API's whole answer: the object as the GET read it.
+  await big.locator('td[data-version=v1] details.verdicts > summary').click();
+  const read = await big.locator('.check[data-op=get] details pre').textContent();
+  assert.equal(JSON.parse(read).spec.replicas, 8);
+
+  // The finding, with the engine's evidence naming the object it bites and the API's message for it.
+  const finding = pane.locator('li.finding[data-rule=maximum]');
+  assert.equal(await finding.count(), 1, await pane.textContent());
+  assert.match(await finding.textContent(), /maximum of spec\.replicas lowered from 10 to 5/);
+  assert.match(await finding.locator('.evidence').textContent(),
+    /^Evidence: 1 of 2 objects would be refused if created now \(spec\.replicas: Invalid value: 8: spec\.replicas in body should be less than or equal to 5\)/);
+  assert.match(await finding.textContent(), new RegExp(`new CRD line ${MAXIMUM_LINE}(?!\\d)`));
+  // In the new CRD's editor: an error at the maximum's line; the finding's link goes there.
+  const marked = await page.evaluate(() => [...document.querySelectorAll('#crd-editor .cm-lintRange-error')].length);
+  assert.ok(marked > 0, 'no error marked in the CRD editor');
+  await finding.locator('a.goto').click();
+  assert.equal(await selectedLine('crd'), MAXIMUM_LINE);
+  const atLine = await page.evaluate((line) => {
+    const v = window.crdplayPlayground.editors.views.crd;
+    const from = v.state.doc.line(line).from;
+    const to = v.state.doc.line(line).to;
+    return [...document.querySelectorAll('#crd-editor .cm-lintRange-error')].some((el) => {
+      const pos = v.posAtDOM(el);
+      return pos >= from && pos <= to;
+    });
+  }, MAXIMUM_LINE);
+  assert.ok(atLine, `the error is not marked on line ${MAXIMUM_LINE} of the new CRD`);
+  await page.screenshot({ path: path.join(resultsDir, 'upgrade-tightened-maximum.png') });
+});
+
+test('a new version of the storage: GET, update and /status in every served version', async () => {
+  const oldCrd = versionedCRD([['v1beta1', true]]);
+  // Each version with the status subresource, so that /status is checked too.
+  const withStatus = (t) => t.replaceAll('          port: {type: string}\n', '          port: {type: string}\n    subresources: {status: {}}\n');
+  const obj = 'apiVersion: example.com/v1beta1\nkind: CronTab\nmetadata:\n  name: local\nhost: localhost\nport: "1234"\n';
+  await upgrade({ oldCrd: withStatus(oldCrd), crd: withStatus(versionedCRD([['v1beta1', false], ['v1', true]])), objects: obj });
+  const pane = page.locator('#pane-result');
+  assert.deepEqual(await pane.locator('table.upgrade thead th').allTextContents(), ['object', 'v1beta1', 'v1']);
+  for (const v of ['v1beta1', 'v1']) {
+    const ops = await pane.locator(`tr[data-object="default/local"] td[data-version=${v}] summary .verdict`).allTextContents();
+    assert.deepEqual(ops.map((s) => s.replace(/\s+/g, ' ').trim()), ['GET 200', 'update 200', 'status 200'], v);
+  }
+});
+
+test('a stored version removed: the CRD update\'s refusal, the finding in the old CRD', async () => {
+  const obj = 'apiVersion: example.com/v1beta1\nkind: CronTab\nmetadata:\n  name: local\nhost: localhost\nport: "1234"\n';
+  await upgrade({ oldCrd: versionedCRD([['v1beta1', true], ['v1', false]]), crd: versionedCRD([['v1', true]]), objects: obj });
+  const crd = page.locator('#pane-result section.upgrade-crd');
+  assert.match(await crd.locator('h3').textContent(), /^422 CustomResourceDefinition crontabs\.example\.com: update refused$/);
+  assert.match(await crd.locator('.status-error').textContent(),
+    /status\.storedVersions\[0\]: Invalid value: "v1beta1": missing from spec\.versions; v1beta1 was previously a storage version/);
+  assert.match(await page.textContent('tr[data-object="default/local"]'), /not checked: the CRD update was refused/);
+  const finding = page.locator('#pane-result li.finding[data-rule=storedVersionRemoval]');
+  assert.equal(await finding.count(), 1);
+  assert.match(await finding.textContent(), /old CRD line 10(?!\d)/);
+  await finding.locator('a.goto').click();
+  assert.equal(await selectedLine('oldcrd'), 10);
+  assert.ok(await page.evaluate(() => document.querySelectorAll('#oldcrd-editor .cm-lintRange-error').length > 0), 'no error marked in the old-CRD editor');
+  await page.screenshot({ path: path.join(resultsDir, 'upgrade-version-removed.png') });
+});
+
+test('a permalink carries the mode and both CRDs; an embed of it shows the upgrade', async () => {
+  await upgrade({ oldCrd: cronTabCRD(10), crd: cronTabCRD(5), objects: cronTab('big', 8) });
+  const link = await page.evaluate(() => window.crdplayPlayground.permalink());
+  const other = await browser.context.newPage();
+  try {
+    await other.goto(link);
+    await evaluated(0, other);
+    await settled(other);
+    const got = await other.evaluate(() => {
+      const p = window.crdplayPlayground;
+      return { mode: p.mode, oldCrd: p.editors.text('oldcrd'), crd: p.editors.text('crd'), objects: p.editors.text('objects') };
+    });
+    assert.deepEqual(got, { mode: 'upgrade', oldCrd: cronTabCRD(10), crd: cronTabCRD(5), objects: cronTab('big', 8) });
+    assert.equal(await other.isVisible('#oldcrd-frame'), true);
+    assert.match(await other.textContent('#pane-result section.upgrade-crd h3'), /update accepted/);
+
+    // The embed, from the same fragment, with the mode's menu shown.
+    const embed = new URL(`embed/?mode=upgrade${new URL(link).hash}`, server.url).href;
+    await other.goto(embed);
+    await evaluated(0, other);
+    await settled(other);
+    assert.equal(await other.evaluate(() => window.crdplayPlayground.mode), 'upgrade');
+    assert.equal(await other.evaluate(() => window.crdplayPlayground.editors.text('oldcrd')), cronTabCRD(10));
+    assert.equal(await other.locator('#pane-result li.finding[data-rule=maximum]').count(), 1);
+  } finally {
+    await other.close();
+  }
+});
+
+test('a link made before the upgrade mode opens as it did: no old CRD, its own mode', async () => {
+  // A v1 link of an older page: its State has no oldCrd.
+  const frag = await page.evaluate(async () => {
+    const bytes = new TextEncoder().encode(JSON.stringify({ crd: 'a: 1\n', objects: '', old: '', mode: 'update', webhook: '', tab: 'result' }));
+    const stream = new Blob([bytes]).stream().pipeThrough(new CompressionStream('deflate-raw'));
+    const packed = new Uint8Array(await new Response(stream).arrayBuffer());
+    let bin = '';
+    for (const b of packed) bin += String.fromCharCode(b);
+    return 'v1.' + btoa(bin).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  });
+  const other = await browser.context.newPage();
+  try {
+    await other.goto(`${server.url}#${frag}`);
+    await other.waitForFunction(() => window.crdplayPlayground?.mode === 'update', null, { timeout: 30_000 });
+    assert.equal(await other.evaluate(() => window.crdplayPlayground.editors.text('oldcrd')), '');
+    assert.equal(await other.isVisible('#oldcrd-frame'), false);
+  } finally {
+    await other.close();
+  }
+});
+
+test('the gallery\'s upgrade examples load into the three editors', async () => {
+  await page.focus('#examples');
+  await page.waitForSelector('#examples optgroup[label="CRD upgrades"] option', { state: 'attached', timeout: 30_000 });
+  const ids = await page.$$eval('#examples optgroup[label="CRD upgrades"] option', (os) => os.map((o) => o.value));
+  assert.ok(ids.length >= 5, ids.join(', '));
+  assert.ok(ids.includes('corpus/cert-manager/Certificate-upgrade'), ids.join(', '));
+  await page.selectOption('#mode', 'create');
+  await settled();
+  const n = await runs();
+  await page.selectOption('#examples', 'examples/upgrade-tightened-maximum');
+  await evaluated(n);
+  await settled();
+  assert.equal(await page.inputValue('#mode'), 'upgrade');
+  const texts = await page.evaluate(() => ({ old: window.crdplayPlayground.editors.text('oldcrd'), crd: window.crdplayPlayground.editors.text('crd') }));
+  assert.match(texts.old, /maximum: 10/);
+  assert.match(texts.crd, /maximum: 5/);
+  const pane = page.locator('#pane-result');
+  assert.match(await pane.locator('section.upgrade-crd h3').textContent(), /update accepted/);
+  assert.equal(await pane.locator('table.upgrade tbody tr').count(), 2);
+  assert.equal(await pane.locator('li.finding[data-rule=maximum]').count(), 1);
+
+  // The corpus CRD's edit: a CEL rule the stored 3072-bit key breaks; ratcheting lets its no-op update through
+  // with the rule's message as a warning.
+  const m = await runs();
+  await page.selectOption('#examples', 'corpus/cert-manager/Certificate-upgrade');
+  await evaluated(m);
+  await settled();
+  const legacy = pane.locator('tr[data-object="sandbox/legacy-com"] td[data-version=v1]');
+  assert.deepEqual((await legacy.locator('summary .verdict').allTextContents()).map((s) => s.replace(/\s+/g, ' ').trim()), ['GET 200', 'update 200', 'status 200']);
+  assert.match(await legacy.textContent(), /Warning: spec\.privateKey: Invalid value: an RSA key's size is 2048, 4096 or 8192/);
+  await page.screenshot({ path: path.join(resultsDir, 'upgrade-cert-manager.png') });
+});
+
+test('the upgrade mode fits a phone: 320 and 390 px, the table scrolling inside its pane', async () => {
+  // The cert-manager example from the test before: long field paths, three verdicts a cell, warnings.
+  assert.equal(await page.inputValue('#mode'), 'upgrade');
+  try {
+    for (const width of [320, 390]) {
+      await page.setViewportSize({ width, height: 800 });
+      await page.waitForTimeout(300);
+      const over = await page.evaluate(() => {
+        const d = document.documentElement;
+        const wide = [...document.querySelectorAll('body *')].filter((el) => el.getBoundingClientRect().right > d.clientWidth + 1
+          && !el.closest('.upgrade-scroll, .cm-scroller') && el.getClientRects().length);
+        return { scroll: d.scrollWidth, client: d.clientWidth, wide: wide.slice(0, 5).map((el) => `${el.tagName}.${el.className}`) };
+      });
+      assert.ok(over.scroll <= over.client, `${width} px: the page scrolls sideways (${over.scroll} > ${over.client}): ${over.wide.join(', ')}`);
+      assert.deepEqual(over.wide, [], `${width} px: past the right edge`);
+      assert.equal(await page.isVisible('#oldcrd-frame'), true);
+      await page.locator('#pane-result li.finding').first().scrollIntoViewIfNeeded();
+      await page.screenshot({ path: path.join(resultsDir, `upgrade-${width}.png`), fullPage: true });
+    }
+  } finally {
+    await page.setViewportSize({ width: 1400, height: 900 });
+  }
+});
