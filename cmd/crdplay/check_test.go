@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -191,4 +192,51 @@ func BenchmarkCheck1000(b *testing.B) {
 			}
 		})
 	}
+}
+
+// FuzzCheck runs the whole check on fuzzed files: whatever they hold, the command exits 0, 1 or 2, its JSON
+// output parses, and every diagnostic is placed in one of the given files, within its lines.
+func FuzzCheck(f *testing.F) {
+	read := func(name string) string {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		return string(b)
+	}
+	f.Add(read("testdata/upgrade/old.yaml"), read("testdata/upgrade/new.yaml"), read("testdata/upgrade/backups.yaml"))
+	f.Add("", read("testdata/crontab.yaml"), read("testdata/crontabs.yaml"))
+	f.Add(read("testdata/crontab.yaml"), read("testdata/other-name.yaml"), read("testdata/broken-objects.yaml"))
+	f.Add(read("testdata/not-a-crd.yaml"), read("testdata/broken-crd.yaml"), read("testdata/widgets.yaml"))
+	f.Fuzz(func(t *testing.T, oldText, newText, objText string) {
+		dir := t.TempDir()
+		files := map[string]string{}
+		write := func(name, text string) string {
+			p := filepath.Join(dir, name)
+			if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			files[p] = text
+			return p
+		}
+		args := []string{"check", "--new", write("new.yaml", newText), write("objects.yaml", objText), "-o", "json"}
+		if oldText != "" {
+			args = append(args, "--old", write("old.yaml", oldText))
+		}
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), args, &stdout, &stderr)
+		var rep Report
+		if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+			t.Fatalf("exit %d, output is not JSON: %v\n%s%s", code, err, stdout.String(), stderr.String())
+		}
+		if code != rep.ExitCode || code < 0 || code > 2 {
+			t.Fatalf("exit %d, report says %d", code, rep.ExitCode)
+		}
+		for _, d := range rep.Diagnostics {
+			text, ok := files[d.File]
+			if !ok || d.Line < 0 || d.Line > lineBreaks(text)+1 {
+				t.Fatalf("diagnostic outside the files: %+v", d)
+			}
+		}
+	})
 }
