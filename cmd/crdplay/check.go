@@ -153,8 +153,11 @@ func (c *checker) read(oldName, newName string, objectNames []string) bool {
 		return false
 	}
 	one := func(f *file, crds []crdDoc, flag string) bool {
-		if len(crds) == 1 {
+		switch {
+		case len(crds) == 1:
 			return true
+		case len(crds) == 0 && f.unparsed > 0:
+			return true // the evaluation places the parser's errors
 		}
 		msg := fmt.Sprintf("%s holds no CustomResourceDefinition", flag)
 		pos := Position{File: f.name}
@@ -166,19 +169,16 @@ func (c *checker) read(oldName, newName string, objectNames []string) bool {
 		return false
 	}
 	if !c.upgrade {
-		// Text that does not parse still goes to the evaluation, which places the parser's error.
-		if len(c.newCRDs) == 0 && !hasContent(c.new.text) {
+		if len(c.newCRDs) == 0 && c.new.unparsed == 0 {
 			c.problem(Diagnostic{Position: Position{File: c.new.name}, Severity: "error", Type: "CRDMismatch", Input: true,
 				Message: "--new holds no CustomResourceDefinition"})
 			return false
 		}
 		return true
 	}
-	if len(c.oldCRDs) == 0 && len(c.newCRDs) == 0 && (hasContent(c.old.text) || hasContent(c.new.text)) {
-		return true // YAML errors only: the evaluation places them
-	}
-	if !one(c.old, c.oldCRDs, "--old") || !one(c.new, c.newCRDs, "--new") {
-		return false
+	oldOK, newOK := one(c.old, c.oldCRDs, "--old"), one(c.new, c.newCRDs, "--new")
+	if !oldOK || !newOK || len(c.oldCRDs) != 1 || len(c.newCRDs) != 1 {
+		return oldOK && newOK
 	}
 	if o, n := c.oldCRDs[0], c.newCRDs[0]; o.name != n.name {
 		c.problem(Diagnostic{Position: n.at("metadata", "name"), Severity: "error", Type: "CRDMismatch", Input: true,
@@ -214,8 +214,20 @@ func (c *checker) report(res *playground.Result) {
 			c.unparsed = true
 		}
 	}
+	// A finding's diagnostic is at its place in the CRD text, with its rule as the type.
+	type at struct {
+		src         playground.Source
+		rule, field string
+		line, col   int
+	}
+	affected := map[at][]string{}
+	if res.Upgrade != nil {
+		for _, f := range res.Upgrade.Findings {
+			affected[at{f.Source, f.Rule, f.Field, f.Line, f.Column}] = f.Affected
+		}
+	}
 	for _, d := range res.Diagnostics {
-		out := Diagnostic{Position: c.position(d.Source, d.Span), Severity: string(d.Severity), Type: d.Type, Field: d.Field,
+		out := Diagnostic{Affected: affected[at{d.Source, d.Type, d.Field, d.Line, d.Column}], Position: c.position(d.Source, d.Span), Severity: string(d.Severity), Type: d.Type, Field: d.Field,
 			Message: d.Message, Input: inputTypes[d.Type]}
 		if d.Source == playground.SourceObjects {
 			k := key{d.Document, d.Item}
@@ -299,6 +311,11 @@ func (c *checker) noKindMatch(d *Diagnostic, o *playground.ObjectResult) {
 		files = c.old.name + " or " + c.new.name
 	}
 	if defines(c.newCRDs, o.APIVersion, o.Kind) || defines(c.oldCRDs, o.APIVersion, o.Kind) || c.unparsed {
+		if c.upgrade {
+			// The objects are stored under the old CRD.
+			d.Message = fmt.Sprintf("no CRD serves kind %s in %s: the API did not accept the old CRD in %s", o.Kind, o.APIVersion, c.old.name)
+			return
+		}
 		d.Message = fmt.Sprintf("no CRD serves kind %s in %s: the API did not accept its CRD in %s", o.Kind, o.APIVersion, files)
 		return
 	}

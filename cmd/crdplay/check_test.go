@@ -47,6 +47,8 @@ var cases = []struct {
 	{"broken-objects", "check --crd testdata/crontab.yaml testdata/broken-objects.yaml"},
 	{"broken-crd", "check --new testdata/broken-crd.yaml testdata/crontabs.yaml"},
 	{"unknown-kind", "check --new testdata/crontab.yaml testdata/crontabs.yaml testdata/widgets.yaml"},
+	{"upgrade-broken-old", "check --old testdata/broken-crd.yaml --new testdata/crontab.yaml testdata/crontabs.yaml"},
+	{"upgrade-two-crds", "check --old testdata/crontab.yaml --new testdata/two-crds.yaml"},
 	{"different-names", "check --old testdata/crontab.yaml --new testdata/other-name.yaml testdata/crontabs.yaml"},
 	{"missing-files", "check --old testdata/crontab.yaml --new testdata/missing.yaml testdata/nothere.yaml"},
 	{"no-new", "check testdata/crontabs.yaml"},

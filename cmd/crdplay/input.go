@@ -12,6 +12,8 @@ import (
 // file is one input file, read whole.
 type file struct {
 	name, text string
+	// unparsed counts the documents readCRDs found not to be YAML: the evaluation places their errors.
+	unparsed int
 }
 
 func readFile(name string) (*file, *Diagnostic) {
@@ -216,6 +218,7 @@ func readCRDs(f *file, flag string) ([]crdDoc, []Diagnostic) {
 	for i, d := range splitDocs(f) {
 		var m map[string]any
 		if sigsyaml.Unmarshal([]byte(d.src), &m) != nil {
+			f.unparsed++
 			continue
 		}
 		apiVersion, kind := str(m, "apiVersion"), str(m, "kind")

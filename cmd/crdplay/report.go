@@ -70,6 +70,8 @@ type Diagnostic struct {
 	Message string `json:"message"`
 	// Object is the object the diagnostic is about, for diagnostics in object files.
 	Object *ObjectRef `json:"object,omitempty"`
+	// Affected are, for a finding, the objects ("namespace/name" or "name") the engine showed it biting.
+	Affected []string `json:"affected,omitempty"`
 	// Input is true for a problem with the input itself (exit status 2).
 	Input bool `json:"input,omitempty"`
 }
@@ -234,10 +236,21 @@ func (r *Report) writeText(stdout, stderr io.Writer) {
 		// One line per diagnostic: the lines of a multi-line message (a CEL compile error's snippet) are
 		// joined; -o json has them as they are.
 		b.WriteString(strings.ReplaceAll(strings.TrimSpace(d.Message), "\n", " "))
+		if n := len(d.Affected); n > 0 {
+			names := d.Affected[:min(n, maxAffected)]
+			b.WriteString(" [affected: " + strings.Join(names, ", "))
+			if n > maxAffected {
+				fmt.Fprintf(&b, " and %d more", n-maxAffected)
+			}
+			b.WriteString("]")
+		}
 		fmt.Fprintln(stdout, b.String())
 	}
 	fmt.Fprintf(stderr, "crdplay: %s, %s\n", plural(r.Errors, "error"), plural(r.Warnings, "warning"))
 }
+
+// maxAffected is how many of a finding's affected objects a text line names.
+const maxAffected = 5
 
 func plural(n int, what string) string {
 	if n == 1 {
