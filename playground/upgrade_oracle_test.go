@@ -76,7 +76,7 @@ type recordedCheck struct {
 // checkStepRe is a check step's name: NN-<get|update|status>-<object>-<version>.yaml.
 var checkStepRe = regexp.MustCompile(`^(\d+)-(get|update|status)-([a-z0-9-]+)-(v[0-9a-z]+)\.yaml$`)
 
-func readUpgradeCase(t *testing.T, dir string) upgradeCase {
+func readUpgradeCase(t testing.TB, dir string) upgradeCase {
 	t.Helper()
 	read := func(name string) string {
 		b, err := os.ReadFile(filepath.Join(dir, name))

@@ -166,3 +166,61 @@ func TestUpgradeFindingsEvidence(t *testing.T) {
 		})
 	}
 }
+
+// TestUpgradeBadInput: texts that are not one CRD each, broken YAML, objects no CRD serves, an old CRD the
+// API refuses: each is a diagnostic in the editor it is about, never an error or a panic.
+func TestUpgradeBadInput(t *testing.T) {
+	c := readUpgradeCase(t, filepath.Join(upgradeDir, "tightened-maximum"))
+	renamed := strings.Replace(c.new, "name: widgets.example.com", "name: gadgets.example.com", 1)
+	tests := []struct {
+		name              string
+		old, new, objects string
+		source            Source
+		typ, message      string // a diagnostic of this source and type whose message contains message
+		crdStatus         int
+		wantObjects       int
+	}{
+		{"old text empty", "", c.new, c.objects, SourceOldCRDs, "NoCRD", "needs the old CRD", 0, 0},
+		{"new text empty", c.old, "", c.objects, SourceCRDs, "NoCRD", "needs the new CRD", 0, 2},
+		{"new text broken YAML", c.old, "apiVersion: apiextensions.k8s.io/v1\nkind: [\n", c.objects, SourceCRDs, "YAMLSyntax", "", 400, 2},
+		{"two new CRDs", c.old, c.new + "---\n" + c.new, c.objects, SourceCRDs, "TooManyCRDs", "one CRD in each text", 200, 2},
+		{"two old CRDs", c.old + "---\n" + c.old, c.new, c.objects, SourceOldCRDs, "TooManyCRDs", "one CRD in each text", 200, 2},
+		{"names differ", c.old, renamed, c.objects, SourceCRDs, "BadRequest", "does not match the name on the URL", 400, 2},
+		{"new text not a CRD", c.old, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n", c.objects, SourceCRDs, "", "", 400, 2},
+		{"object of a kind no CRD serves", c.old, c.new, "apiVersion: example.com/v1\nkind: Gadget\nmetadata:\n  name: g\n", SourceObjects, "NoKindMatch", "no matches for kind", 200, 0},
+		{"object not YAML", c.old, c.new, "a: [\n", SourceObjects, "YAMLSyntax", "", 200, 0},
+		{"old CRD refused", strings.Replace(c.old, "scope: Namespaced", "scope: Sideways", 1), c.new, c.objects, SourceOldCRDs, "FieldValueNotSupported", "Sideways", 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := NewSession(Options{}).Evaluate(context.Background(), Input{Mode: ModeUpgrade, OldCRDs: &tt.old, CRDs: &tt.new, Objects: tt.objects})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Upgrade == nil {
+				t.Fatal("no upgrade report")
+			}
+			if res.Upgrade.CRD.Status != tt.crdStatus {
+				t.Errorf("new CRD status %d, want %d (%s)", res.Upgrade.CRD.Status, tt.crdStatus, res.Upgrade.CRD.Error)
+			}
+			if len(res.Upgrade.Objects) != tt.wantObjects {
+				t.Errorf("%d stored objects, want %d", len(res.Upgrade.Objects), tt.wantObjects)
+			}
+			found := false
+			for _, d := range res.Diagnostics {
+				if d.Source == tt.source && (tt.typ == "" || d.Type == tt.typ) && strings.Contains(d.Message, tt.message) && d.Severity == SeverityError {
+					found = true
+					if d.Line < 1 {
+						t.Errorf("diagnostic not placed: %+v", d)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("no %s error %q containing %q in %+v", tt.source, tt.typ, tt.message, res.Diagnostics)
+			}
+			if _, err := json.Marshal(res); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
