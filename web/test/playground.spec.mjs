@@ -88,7 +88,7 @@ test('cold load: editors at once, then the engine, then results', async (t) => {
     mark: performance.getEntriesByName('crdplay:editors')[0]?.startTime,
   }));
   assert.equal(early.editors, 'ready');
-  assert.equal(early.cm, 3);
+  assert.equal(early.cm, 4); // CRD, old objects, objects, and the upgrade mode's old CRD
   t.diagnostic(`editors built at ${Math.round(early.mark)} ms; engine state then: ${early.engine}`);
   await evaluated(0);
   const state = await page.evaluate(() => ({
