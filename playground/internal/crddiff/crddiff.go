@@ -204,7 +204,7 @@ func (w *walker) node(o, n *apiextensionsv1.JSONSchemaProps, op, np []yamlpos.Se
 		if n.Type == "" {
 			where = np
 		}
-		w.add("type", Error, where, false, obj, fmt.Sprintf("type of %s changed from %s to %s", what(obj), typeName(o.Type), typeName(n.Type)))
+		w.add("type", Error, where, false, obj, fmt.Sprintf("type of %s changed from %s to %s", what(obj), typeName(o), typeName(n)))
 		// The rest of the node means something else now: comparing its keywords would only add noise.
 		return
 	}
@@ -276,11 +276,14 @@ func (w *walker) node(o, n *apiextensionsv1.JSONSchemaProps, op, np []yamlpos.Se
 
 func isTrue(b *bool) bool { return b != nil && *b }
 
-func typeName(t string) string {
-	if t == "" {
-		return "(none)"
+func typeName(p *apiextensionsv1.JSONSchemaProps) string {
+	switch {
+	case p.Type != "":
+		return p.Type
+	case p.XIntOrString:
+		return "int-or-string"
 	}
-	return t
+	return "(none)"
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -82,6 +82,8 @@ func TestCompareRules(t *testing.T) {
 		{"field added", "type: object\n", replicas, nil},
 		{"type changed", replicas, "type: object\nproperties:\n  replicas:\n    type: string\n    maxLength: 3\n", []brief{
 			{"type", "error", root + ".properties.replicas.type", "spec.replicas", false}}},
+		{"int-or-string narrowed", "x-kubernetes-int-or-string: true\n", "type: integer\n", []brief{
+			{"type", "error", root + ".type", "spec", false}}},
 		{"enum added", "type: string\n", "type: string\nenum: [a, b]\n", []brief{
 			{"enum", "error", root + ".enum", "spec", false}}},
 		{"enum value removed", "type: string\nenum: [a, b]\n", "type: string\nenum: [a]\n", []brief{
