@@ -47,6 +47,7 @@ type Position struct {
 	EndColumn int    `json:"endColumn,omitempty"`
 }
 
+// String is the position as editors and CI read it: file:line:column, or the file alone.
 func (p Position) String() string {
 	if p.Line == 0 {
 		return p.File
@@ -83,6 +84,7 @@ type ObjectRef struct {
 	Name      string `json:"name"`
 }
 
+// String names the object as the text output does: "Kind namespace/name", or "Kind name".
 func (o *ObjectRef) String() string {
 	if o.Namespace != "" {
 		return o.Kind + " " + o.Namespace + "/" + o.Name
