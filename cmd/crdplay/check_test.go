@@ -40,6 +40,9 @@ var cases = []struct {
 		" " + oracle("new-cel-rule", "01-create-a.yaml") + " -o json"},
 	{"upgrade-scope-change-refused", "check --old " + oracle("scope-change-refused", "crd.yaml") +
 		" --new " + oracle("scope-change-refused", "02-update-crd.yaml") + " " + oracle("scope-change-refused", "01-create-a.yaml")},
+	{"upgrade-cert-manager", "check --old ../../testdata/corpus/cert-manager/Certificate-upgrade/crd.yaml" +
+		" --new ../../testdata/corpus/cert-manager/Certificate-upgrade/03-update-crd.yaml" +
+		" ../../testdata/corpus/cert-manager/Certificate-upgrade/01-create.yaml ../../testdata/corpus/cert-manager/Certificate-upgrade/02-create-legacy.yaml"},
 	{"upgrade-no-objects", "check --old " + oracle("new-required-field", "crd.yaml") + " --new " + oracle("new-required-field", "02-update-crd.yaml")},
 	// Bad input: exit 2, at file:line.
 	{"not-a-crd", "check --new testdata/not-a-crd.yaml testdata/crontabs.yaml"},
