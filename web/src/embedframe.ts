@@ -5,7 +5,7 @@
 // (so boot.ts starts no worker of its own, and main.ts none either); its ready waits for the example too, so
 // the first evaluation is the example's. Without ?host= this module does nothing.
 import type { CrdplayClient, CrdplayProgress, CrdplayReady, CrdplayWebhook } from '../static/crdplay.d.ts';
-import { EXAMPLE, fromHost, HELLO, hostTarget, type Example } from './embedjs/protocol';
+import { EXAMPLE, fromHost, HELLO, hostTarget, THEME, type Example } from './embedjs/protocol';
 
 const params = new URLSearchParams(location.search);
 /** The docs page's origin, or null when this frame was not made by embed.js. */
@@ -111,6 +111,10 @@ class PortClient extends EventTarget {
   }
 }
 
+/** style.css's dark media rules, and the style element that applies them for theme=dark (applyTheme). */
+let darkRules: { rule: CSSMediaRule; media: string }[] | null = null;
+const darkStyle = document.createElement('style');
+
 /** Puts the example in the editors; set by main.ts (the editors are built after this module has run). */
 let show: ((e: Example) => void) | null = null;
 let pending: Example | null = null;
@@ -125,6 +129,7 @@ if (embedHost !== null) {
   (globalThis as any).crdplay = client as unknown as CrdplayClient;
   let got = false;
   addEventListener('message', (e) => {
+    if (fromHost(e, embedHost) && e.data?.type === THEME) applyTheme(e.data.theme);
     if (got || !fromHost(e, embedHost) || e.data?.type !== EXAMPLE || !e.ports[0]) return;
     const ex = e.data.example;
     if (!ex || [ex.crd, ex.objects, ex.old, ex.oldCrd].some((t) => typeof t !== 'string')) return;
@@ -155,25 +160,29 @@ function noteNoLink(): void {
 }
 
 /**
- * theme=light or dark fixes the scheme whatever the reader's system prefers: style.css follows
- * prefers-color-scheme, so its dark rules are applied (or dropped) here.
+ * theme=light or dark fixes the scheme whatever the reader's system prefers, auto follows the system (the
+ * docs page may switch it later: THEME messages). style.css follows prefers-color-scheme: its dark media rules
+ * are turned off for a fixed scheme, and their rules applied as they are for dark.
  */
 function applyTheme(theme: string | null): void {
-  if (theme !== 'light' && theme !== 'dark') return;
-  document.documentElement.style.colorScheme = theme;
-  for (const sheet of document.styleSheets) {
-    let rules: CSSRuleList;
-    try { rules = sheet.cssRules; } catch { continue; }
-    for (let i = rules.length - 1; i >= 0; i--) {
-      const r = rules[i];
-      if (!(r instanceof CSSMediaRule) || !/prefers-color-scheme:\s*dark/.test(r.conditionText)) continue;
-      const inner = [...r.cssRules].map((x) => x.cssText);
-      sheet.deleteRule(i);
-      if (theme === 'dark') for (const css of inner) sheet.insertRule(css, sheet.cssRules.length);
+  if (theme !== 'light' && theme !== 'dark' && theme !== 'auto') return;
+  if (!darkRules) {
+    darkRules = [];
+    for (const sheet of document.styleSheets) {
+      let rules: CSSRuleList;
+      try { rules = sheet.cssRules; } catch { continue; }
+      for (const r of rules) {
+        if (r instanceof CSSMediaRule && /prefers-color-scheme:\s*dark/.test(r.conditionText)) darkRules.push({ rule: r, media: r.media.mediaText });
+      }
     }
+    document.head.append(darkStyle);
   }
+  const fixed = theme !== 'auto';
+  for (const d of darkRules) d.rule.media.mediaText = fixed ? 'not all' : d.media;
+  darkStyle.textContent = theme === 'dark' ? darkRules.flatMap((d) => [...d.rule.cssRules].map((x) => x.cssText)).join('\n') : '';
+  document.documentElement.style.colorScheme = fixed ? theme : '';
+  document.body.dataset.theme = theme;
 }
-
 /** Says how the keyboard leaves an editor: Tab moves focus (the editors do not indent with it). */
 function hintKeys(): void {
   const bar = document.querySelector('.bar.slim');

@@ -3,7 +3,8 @@
 // but embed.js loads before the reader scrolls to a block; then each block becomes a live example that shows
 // the engine's answer (a 201 for a good object, a 422 at its line for a broken one, on a CRD that a block
 // elsewhere on the page holds), all three on one engine frame; the keyboard can tab into and out of an editor;
-// the page's CSS does not reach the frames; and no frame logs an error. Then the site from a plain static
+// the page's CSS does not reach the frames; the docs theme's switch turns them dark and back; and no frame
+// logs an error. Then the site from a plain static
 // host under a path prefix, the docs page on a third origin; and an example too big for a link, whose "Open in
 // crdplay" says why there is none, in a dark frame on a light system; and a CRD upgrade.
 // Screenshot: test-results/embedscript.png.
@@ -217,6 +218,12 @@ test('three blocks on a docs page of another origin: lazy, live, one engine, no 
   assert.equal(embedFrames(page).length, 3);
   assert.equal(crdplayRequests.filter((p) => p.endsWith('.wasm')).length, 1, crdplayRequests.join('\n'));
   await page.screenshot({ path: path.join(resultsDir, 'embedscript.png') });
+  // The docs theme's switch (Docusaurus's html[data-theme]) turns every frame dark, and back.
+  const background = (f) => f.waitForFunction((want) => getComputedStyle(document.body).backgroundColor === want, 'rgb(20, 22, 27)', { polling: 100, timeout: 10_000 });
+  await page.evaluate(() => { document.documentElement.dataset.theme = 'dark'; });
+  for (const f of [first.frame, second.frame, third.frame]) await background(f);
+  await page.evaluate(() => { document.documentElement.dataset.theme = 'light'; });
+  await first.frame.waitForFunction(() => getComputedStyle(document.body).backgroundColor === 'rgb(255, 255, 255)', null, { polling: 100, timeout: 10_000 });
   assert.deepEqual(problems, []);
   console.log(`embedscript: first live example ${firstLive} ms after navigation (a cold profile)`);
   await page.close();

@@ -8,7 +8,7 @@
 // engine from one hidden engine frame (embed/engine.html) that every live example of the page shares. The
 // frames are cross-origin and sandboxed: the page's CSS cannot reach into them, nor they into the page.
 // The frames' URLs are made from this script's own src, so the site works under any path prefix.
-import { CONNECT, ENGINE_HELLO, EXAMPLE, HELLO, RESIZE, type Example } from './protocol';
+import { CONNECT, ENGINE_HELLO, EXAMPLE, HELLO, RESIZE, THEME, type Example } from './protocol';
 
 /** Options: data-* of the script (for every block), overridden by data-* of a block or its wrapper. */
 interface Options {
@@ -44,7 +44,7 @@ let engine: HTMLIFrameElement | null = null;
 let engineReady = false;
 const waiting: MessagePort[] = [];
 /** The live examples, by their frame's window. */
-const frames = new Map<Window, { frame: HTMLIFrameElement; example: Example; fixed: boolean }>();
+const frames = new Map<Window, { frame: HTMLIFrameElement; example: Example; fixed: boolean; followsPage: boolean }>();
 const seen = new WeakSet<Element>();
 
 function frameURL(path: string, q: Record<string, string | undefined>): string {
@@ -161,7 +161,8 @@ function makeLive(el: Element): void {
   const example = { crd: join(crds), objects: join(objects), old: join(old), oldCrd: join(oldCrds) };
   const editors = [upgrade ? 'oldcrd' : '', upgrade || own.some(isCRD) || !objects.length ? 'crd' : '', update ? 'old' : '', objects.length ? 'objects' : ''];
   const panes = o.panes ?? [...editors.filter(Boolean), 'result', 'table'].join(',');
-  const theme = o.theme === 'light' || o.theme === 'dark' ? o.theme : o.theme === 'auto' ? undefined : pageTheme();
+  const followsPage = o.theme !== 'light' && o.theme !== 'dark' && o.theme !== 'auto';
+  const theme = followsPage ? pageTheme() : o.theme === 'auto' ? undefined : o.theme;
   const frame = iframe(frameURL('embed/', {
     panes, readonly: o.readonly === '' || o.readonly === 'true' || o.readonly === '1' ? '1' : undefined,
     tab: o.tab, mode: o.mode, version: o.version, theme,
@@ -181,7 +182,22 @@ function makeLive(el: Element): void {
   block.before(wrap);
   (block as HTMLElement).hidden = true;
   (block as HTMLElement).style.setProperty('display', 'none', 'important');
-  frames.set(frame.contentWindow!, { frame, example, fixed });
+  frames.set(frame.contentWindow!, { frame, example, fixed, followsPage });
+  watchTheme();
+}
+
+/** Tells the frames that follow the page's theme when its switch changes it. */
+let themeWatched = false;
+function watchTheme(): void {
+  if (themeWatched) return;
+  themeWatched = true;
+  const tell = (): void => {
+    const theme = pageTheme() ?? 'auto';
+    for (const live of frames.values()) if (live.followsPage) live.frame.contentWindow?.postMessage({ type: THEME, theme }, origin);
+  };
+  const filter = { attributes: true, attributeFilter: ['data-theme', 'data-bs-theme', 'data-md-color-scheme'] };
+  new MutationObserver(tell).observe(document.documentElement, filter);
+  new MutationObserver(tell).observe(document.body, filter);
 }
 
 const observer = new IntersectionObserver((entries) => {

@@ -6,6 +6,7 @@
 //   embed frame -> docs page    {type: HELLO}                         the frame listens; its example may come
 //   docs page -> embed frame    {type: EXAMPLE, example}, [port]      the example's text, and its engine port
 //   embed frame -> docs page    {type: 'crdplay:resize', height}      (main.ts) the frame's content height
+//   docs page -> embed frame    {type: THEME, theme}                  the docs theme switched light or dark
 //
 // Over a port (embed frame <-> engine frame), in the shape of client.js <-> worker.js:
 //   {op: 'request' | 'reset' | 'call', id, arg, method?}   answered by {type: 'reply', id, ok, value | error}
@@ -19,6 +20,7 @@ export const CONNECT = 'crdplay:connect';
 export const HELLO = 'crdplay:hello';
 export const EXAMPLE = 'crdplay:example';
 export const RESIZE = 'crdplay:resize';
+export const THEME = 'crdplay:theme';
 
 /** An example's texts, as the playground's editors hold them. */
 export interface Example {
