@@ -6,7 +6,7 @@
 // that worker from the page.
 //
 //	crdplay.request({method, path, headers, body}) -> Promise<{status, headers, body}>
-//	crdplay.version()                              -> {revision, modified, go, kubernetes}
+//	crdplay.version()                              -> {revision, modified, go, kubernetes, emulated, emulatedVersions}
 //	crdplay.reset()                                -> Promise<void>: an empty store
 //	crdplay.setWebhook(fn | null)                  -> fn(reviewJSON, clientConfigJSON) -> Promise<string>
 //	crdplay.evaluate(inputJSON)                    -> Promise<resultJSON>: the playground's results (crdplay/playground)
@@ -26,6 +26,12 @@
 //   - A panic never escapes: on a callback it would end the Go program, and every later call would throw
 //     "Go program has already exited". Panics become rejected Promises {error, stack} instead.
 //
+// The program takes one flag, the Kubernetes minor to emulate, as kube-apiserver names it:
+// go.argv = ['crdplay', '--emulated-version=1.35'] before go.run (worker.js sets it from its init message);
+// without it the engine is the newest. Upstream keeps emulation process-wide, so one program (one worker)
+// serves one version. A version the engine cannot emulate ends the program before globalThis.crdplay is set,
+// with the engine's message in globalThis.crdplayError, which the worker reports as its failure.
+//
 // tools/webbuild builds it into the site (with the wasm_exec.js of the same GOROOT); by hand:
 //
 //	go run ./tools/wasmws -o build/wasm
@@ -40,6 +46,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -81,10 +88,13 @@ var (
 	// pageWebhook is the page's conversion function (a js.Value holding a function), or nil.
 	pageWebhook atomic.Pointer[js.Value]
 	// session is the playground's evaluator: an engine of its own (so that evaluations never touch the store
-	// that request() serves), sharing the page's conversion webhook.
-	session = playground.NewSession(playground.Options{Webhook: jsWebhook{}})
-	// kubernetesVersion is the gitVersion the engine reports on /version, read once at start.
-	kubernetesVersion string
+	// that request() serves), sharing the page's conversion webhook. main makes it, for the emulated version.
+	session *playground.Session
+	// emulatedVersion is --emulated-version's value ("" for the newest), for every engine of the program.
+	emulatedVersion string
+	// kubernetesVersion is the gitVersion the engine reports on /version, and emulatedMinor its emulation
+	// version ("1.35"), read once at start.
+	kubernetesVersion, emulatedMinor string
 
 	// watchInfo classifies requests the way the engine does (same prefixes), to tell a watch, which never ends
 	// by itself, from every other request.
@@ -96,13 +106,19 @@ var (
 
 func main() {
 	quietKlog()
-	if err := reset(); err != nil {
-		// Nothing to serve with: say so where the page's developer looks, and exit so that the worker sees
-		// the program end instead of waiting for a global that never comes.
-		js.Global().Get("console").Call("error", "crdplay: "+err.Error())
+	err := parseArgs(os.Args[1:])
+	if err == nil {
+		err = reset()
+	}
+	if err != nil {
+		// Nothing to serve with: leave the reason where the worker looks for it (it reports the start as
+		// failed, with this message), and exit so that it sees the program end instead of waiting for a global
+		// that never comes.
+		js.Global().Set("crdplayError", "crdplay: "+err.Error())
 		return
 	}
-	kubernetesVersion = readKubernetesVersion()
+	session = playground.NewSession(playground.Options{Webhook: jsWebhook{}, EmulatedVersion: emulatedVersion})
+	kubernetesVersion, emulatedMinor = readKubernetesVersion()
 	js.Global().Set("crdplay", js.ValueOf(map[string]any{
 		"request":    js.FuncOf(jsRequest),
 		"version":    js.FuncOf(jsVersion),
@@ -133,9 +149,24 @@ func quietKlog() {
 	klog.SetOutput(io.Discard)
 }
 
+// parseArgs reads the program's flags: --emulated-version=1.35 (or --emulated-version 1.35). The value is
+// checked by the engine, whose error names the versions it can emulate.
+func parseArgs(args []string) error {
+	fs := flag.NewFlagSet("crdplay", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&emulatedVersion, "emulated-version", "", "the Kubernetes minor to answer as")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q: the only flag is --emulated-version", fs.Args())
+	}
+	return nil
+}
+
 // reset installs a new engine over an empty in-memory store.
 func reset() error {
-	h, err := engine.NewHandler(engine.Options{Storage: engine.NewMemoryStorage(), Webhook: jsWebhook{}})
+	h, err := engine.NewHandler(engine.Options{Storage: engine.NewMemoryStorage(), Webhook: jsWebhook{}, EmulatedVersion: emulatedVersion})
 	if err != nil {
 		return err
 	}
@@ -165,7 +196,13 @@ func jsRequest(_ js.Value, args []js.Value) any {
 
 // jsVersion is crdplay.version().
 func jsVersion(js.Value, []js.Value) any {
-	v := map[string]any{"revision": "", "modified": false, "go": runtime.Version(), "kubernetes": kubernetesVersion}
+	versions := engine.EmulatedVersions()
+	list := make([]any, len(versions))
+	for i, x := range versions {
+		list[i] = x
+	}
+	v := map[string]any{"revision": "", "modified": false, "go": runtime.Version(), "kubernetes": kubernetesVersion,
+		"emulated": emulatedMinor, "emulatedVersions": list}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, s := range bi.Settings {
 			switch s.Key {
@@ -553,21 +590,27 @@ func rejected(e *bridgeError) js.Value {
 	return js.Global().Get("Promise").Call("reject", e.js())
 }
 
-// readKubernetesVersion asks the engine for its /version, as a client would.
-func readKubernetesVersion() string {
+// readKubernetesVersion asks the engine for its /version, as a client would: its gitVersion and emulation
+// version ("1.35").
+func readKubernetesVersion() (gitVersion, emulated string) {
 	req, err := inproc.NewRequest(context.Background(), "GET", "/version", nil, nil)
 	if err != nil {
-		return ""
+		return "", ""
 	}
 	resp, err := inproc.Serve(*handler.Load(), req, inproc.Options{})
 	if err != nil {
-		return ""
+		return "", ""
 	}
 	var v struct {
-		GitVersion string `json:"gitVersion"`
+		GitVersion     string `json:"gitVersion"`
+		EmulationMajor string `json:"emulationMajor"`
+		EmulationMinor string `json:"emulationMinor"`
 	}
 	_ = json.Unmarshal(resp.Body, &v)
-	return v.GitVersion
+	if v.EmulationMajor != "" {
+		emulated = v.EmulationMajor + "." + v.EmulationMinor
+	}
+	return v.GitVersion, emulated
 }
 
 func arg(args []js.Value, i int) js.Value {

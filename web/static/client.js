@@ -55,10 +55,13 @@ export class CrdplayClient extends EventTarget {
     this.#worker.onmessage = (e) => this.#receive(e.data);
     this.#worker.onerror = (e) => this.#die('failed', { error: `crdplay worker: ${e.message || 'failed to load'}` });
     // Absolute URLs: the worker resolves relative ones against its own URL, not the page's.
+    /** @type {string} the Kubernetes minor the engine was asked to emulate ("1.35"); "" for the newest */
+    this.emulatedVersion = options.emulatedVersion ?? '';
     this.#worker.postMessage({
       op: 'init',
       wasmURL: url(options.wasmURL, './crdplay.wasm'),
       wasmExecURL: url(options.wasmExecURL, './wasm_exec.js'),
+      emulatedVersion: this.emulatedVersion || undefined,
     });
   }
 

@@ -55,6 +55,11 @@ export interface CrdplayVersion {
   go: string;
   /** Kubernetes version the engine answers as (its /version gitVersion), e.g. "v1.37.2". */
   kubernetes: string;
+  /** The minor it emulates, from /version's emulationMajor and emulationMinor ("1.35"; the newest when the
+   * engine was not asked to emulate an older one). */
+  emulated: string;
+  /** The minors the engine can emulate, oldest first ("1.34" ... "1.37"). */
+  emulatedVersions: string[];
 }
 
 /**
@@ -114,6 +119,10 @@ export interface CrdplayClientOptions {
   wasmURL?: string | URL;
   /** URL of wasm_exec.js (from the Go toolchain that built the wasm). Default: next to client.js. */
   wasmExecURL?: string | URL;
+  /** The Kubernetes minor the engine emulates ("1.35"), as kube-apiserver's --emulated-version; absent: the
+   * newest. One worker serves one version (upstream keeps emulation process-wide). A version the engine
+   * cannot emulate fails ready with the engine's message, which names the versions it can. */
+  emulatedVersion?: string;
 }
 
 export interface CrdplayClientEventMap {
@@ -131,6 +140,8 @@ export interface CrdplayClient extends Crdplay, EventTarget {
   readonly lastProgress: CrdplayProgress | null;
   /** Stops the worker; every later call rejects. */
   terminate(): void;
+  /** The minor the worker was asked to emulate (CrdplayClientOptions.emulatedVersion); "" for the newest. */
+  readonly emulatedVersion?: string;
   /**
    * Calls another function of the engine's bridge (evaluate, kubectl, ... as the wasm provides them) with one
    * structured-cloneable argument; rejects with a CrdplayError when there is no such function.

@@ -5,7 +5,9 @@
 // A classic worker (importScripts), because Go's wasm_exec.js is a classic script that defines globalThis.Go.
 //
 // Page -> worker messages:
-//   {op: 'init', wasmURL, wasmExecURL}       first, once: load and start the engine
+//   {op: 'init', wasmURL, wasmExecURL, emulatedVersion}  first, once: load and start the engine, emulating
+//                                            emulatedVersion ("1.35"; absent: the newest). Upstream keeps
+//                                            emulation process-wide: one worker serves one version.
 //   {op: 'request' | 'reset', id, arg}       a call; answered by {type: 'reply', id, ok, value | error}
 //   {op: 'call', id, method, arg}            a call of another method of the bridge (evaluate, kubectl...),
 //                                            answered the same way; methods lists what the engine has
@@ -100,10 +102,12 @@ function pageWebhook(review, clientConfig) {
  * was downloaded and instantiated (streaming: compiling overlaps the download), `ready` when the Go program's
  * main had set up globalThis.crdplay.
  */
-async function start({ wasmURL, wasmExecURL }) {
+async function start({ wasmURL, wasmExecURL, emulatedVersion }) {
   try {
     importScripts(wasmExecURL);
     const go = new Go();
+    // The program's flags, as kube-apiserver's (wasm/main_js.go reads os.Args).
+    if (emulatedVersion) go.argv = ['crdplay', `--emulated-version=${emulatedVersion}`];
     let exitCode = 0;
     go.exit = (code) => { exitCode = code; };
 
@@ -116,7 +120,8 @@ async function start({ wasmURL, wasmExecURL }) {
     // run() executes main until it blocks (after it set globalThis.crdplay), then returns to us; the
     // Promise it returns settles only if the program ends.
     go.run(instance).then(() => postMessage({ type: 'exit', code: exitCode }));
-    if (!self.crdplay) throw new Error('crdplay.wasm started but did not set globalThis.crdplay (see the console)');
+    // A setup fault (an emulated version the engine does not have) ends main with its reason in crdplayError.
+    if (!self.crdplay) throw new Error(self.crdplayError || 'crdplay.wasm started but did not set globalThis.crdplay (see the console)');
     const ready = now();
     const methods = Object.keys(self.crdplay).filter((k) => typeof self.crdplay[k] === 'function');
     postMessage({ type: 'ready', version: self.crdplay.version(), methods, timings: { fetched, compiled, ready } });
