@@ -156,6 +156,9 @@ func (b *builder) build() error {
 		if err := b.file("test/oracle-cases.json", cases); err != nil {
 			return err
 		}
+		if err := b.versionCases(); err != nil {
+			return err
+		}
 	}
 
 	for _, page := range []struct {

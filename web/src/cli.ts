@@ -2,7 +2,8 @@
 // build has it), and raw API requests ("GET /apis", "POST /path @objects") through crdplay.request. Both use
 // the bridge's store, not the evaluator's (each evaluation has a session engine of its own): so that the
 // command line sees the editors' world, it applies the editors' CRDs and objects there with kubectl apply when
-// it is opened, and again before a command once the editors changed ("load" does it at any time).
+// it is opened, and again before a command once the editors changed ("load" does it at any time), or the page
+// switched to another engine (ENGINE_EVENT: the worker of another emulated version, with a store of its own).
 import type { CrdplayKubectlResult, CrdplayRequest, CrdplayResponse } from '../static/crdplay.d.ts';
 import { h, prettyJSON, type Exchange } from './panes';
 
@@ -23,6 +24,9 @@ GET /apis/stable.example.com  a raw request, answered as the API sent it
 POST /apis/... @objects       a body from an editor (@crd @objects @old)
 load                          apply the editors' CRDs and objects again
 clear | help                  clear this pane | show this`;
+
+/** Dispatched on the command line's pane when the page switches engines, with the new one's name as detail. */
+export const ENGINE_EVENT = 'crdplay:engine';
 
 export function mountCLI(pane: HTMLElement, host: CLIHost): { run(line: string): Promise<string> } {
   const out = h('pre', { class: 'cli-out', id: 'cli-out', 'aria-live': 'polite' },
@@ -103,6 +107,13 @@ export function mountCLI(pane: HTMLElement, host: CLIHost): { run(line: string):
   };
   new MutationObserver(whenShown).observe(pane, { attributes: true, attributeFilter: ['hidden'] });
   whenShown();
+  // The page switched engines (a worker per emulated Kubernetes version, engines.ts; detail names it): the
+  // commands go to that one now, whose store has none of the editors' world yet.
+  pane.addEventListener(ENGINE_EVENT, (e) => {
+    loaded = null;
+    if (host.kubectl && typed) print(`(now ${(e as CustomEvent<string>).detail}: a store of its own; the editors' CRDs and objects are applied there)`);
+    whenShown();
+  });
 
   form.addEventListener('submit', (e) => {
     e.preventDefault();

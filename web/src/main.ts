@@ -13,7 +13,7 @@ import { kindSchemas, type KindSchema } from './schema';
 import { openAPIKinds } from './openapi';
 import { DEFAULT_EXAMPLE, loadExamples, type Example } from './examples';
 import { h, renderCEL, renderExplain, renderLog, renderResult, renderTable, renderVersions, traced, type Exchange } from './panes';
-import { kubectlVia, mountCLI } from './cli';
+import { ENGINE_EVENT, kubectlVia, mountCLI } from './cli';
 import { onExample } from './embedframe';
 import { renderUpgrade, showUpgradeEditors } from './upgrade';
 import { DEFAULT_WEBHOOK, Webhook } from './webhook';
@@ -366,7 +366,9 @@ function showProgress(loaded: number, total: number): void {
   $('bytes')!.textContent = total ? `${mb(loaded)} of ${mb(total)}` : mb(loaded);
 }
 app.client.addEventListener('progress', ({ detail: { loaded, total } }) => showProgress(loaded, total));
-engines = new Engines(app.client, app.client instanceof WorkerClient ? (v) => new WorkerClient({
+// A worker of the page's own (boot.ts's client.js, another copy of the class than this bundle's: no instanceof)
+// can have siblings; an embed on a docs page's shared engine (embedframe.ts) cannot.
+engines = new Engines(app.client, typeof app.client.emulatedVersion === 'string' ? (v) => new WorkerClient({
   workerURL: new URL(assets.worker, location.href), wasmURL: new URL(assets.wasm, location.href),
   wasmExecURL: new URL(assets.wasmExec, location.href), emulatedVersion: v,
 }) : null);
@@ -374,7 +376,7 @@ app.client.ready.then(({ version }) => {
   const status = $('status')!;
   status.dataset.state = 'ready';
   $('engine')!.dataset.state = 'ready';
-  if (engines!.emulated !== DEFAULT_EMULATED) fillTargets();
+  fillTargets(); // labelled by the versions the engine says it emulates
   showEngine();
   status.title = `${version.go}${version.revision ? ', ' + version.revision.slice(0, 12) + (version.modified ? '+' : '') : ''}`;
   $('progress')!.hidden = $('bytes')!.hidden = true;
@@ -404,7 +406,7 @@ function useEngine(c: CrdplayClient): void {
   c.setWebhook(webhook.fn);
   showEngine();
   showTarget();
-  $('pane-cli')?.dispatchEvent(new CustomEvent('crdplay:engine', { detail: engineName({ kubernetes: minorName(app.range.newest), emulated: c.emulatedVersion }) }));
+  $('pane-cli')?.dispatchEvent(new CustomEvent(ENGINE_EVENT, { detail: engineName({ kubernetes: minorName(app.range.newest), emulated: c.emulatedVersion }) }));
   c.ready.then(() => showEngine(), (err) => {
     if (app.client !== c) return;
     engines!.drop(c);

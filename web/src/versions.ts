@@ -1,12 +1,17 @@
-// The Kubernetes target: the minor version a visitor wants the CRD to work on. The engine answers as its own
-// version whatever the target; each CRD's compat report (crdplay.evaluate's CrdplayCRDResult.compat) says
-// from which minor every field works, and the page turns the fields that need more than the target into
-// warnings at their place. The target is the page's alone, so evaluations and their cache never depend on it.
+// The Kubernetes target: the minor version a visitor wants the CRD to work on. A target the engine can
+// emulate (1.34 to 1.37, CrdplayVersion.emulatedVersions) is answered by an engine emulating it, in a worker of
+// its own (engines.ts); an older one is a compatibility check only, answered by the newest. Either way each
+// CRD's compat report (crdplay.evaluate's CrdplayCRDResult.compat) says from which minor every field works, and
+// the page turns the fields that need more than the target into warnings at their place.
 import type { CrdplayCompatReason, CrdplayCompatReport, CrdplayCompatRule, CrdplayCRDResult, CrdplayDiagnostic, CrdplayEvaluateResult, CrdplayKubernetesRange } from '../static/crdplay.d.ts';
 
 /** The minors the page offers before the engine has said which it considers (CrdplayEvaluateResult.kubernetes,
  * which then replaces it): Go's k8sversions.Oldest and Newest, as evaluate.test.mjs checks. */
 export const DEFAULT_RANGE: CrdplayKubernetesRange = { oldest: 28, newest: 37, version: 'v1.37.2', emulated: '1.37' };
+
+/** The minors the engine emulates, before it has said (CrdplayVersion.emulatedVersions, which then replaces
+ * it): Go's engine.EmulatedVersions(), as versions.spec.mjs checks. */
+export const DEFAULT_EMULATED: readonly string[] = ['1.34', '1.35', '1.36', '1.37'];
 
 /** A minor as the page writes it: "1.35". */
 export function minorName(minor: number): string {
@@ -19,6 +24,30 @@ export function parseTarget(text: string, range: CrdplayKubernetesRange): number
   if (!m) return null;
   const minor = Number(m[1]);
   return minor >= range.oldest && minor <= range.newest ? minor : null;
+}
+
+/** A target's label in the menu: whether an engine emulating it answers, or the newest checks for it. */
+export function targetLabel(minor: number, emulated: readonly string[]): string {
+  return `${minorName(minor)} (${emulated.includes(minorName(minor)) ? 'emulated' : 'compatibility check only'})`;
+}
+
+/** The line under the menu: what the target is checked with. answering is the minor the engine answers as. */
+export function targetStatus(minor: number, answering: string): string {
+  if (minorName(minor) === answering) return `checking for Kubernetes ${answering}`;
+  return `checking for Kubernetes ${minorName(minor)} (compatibility check only: the engine answers as ${answering})`;
+}
+
+/** What runs, as the status line names it: "Kubernetes v1.37.2 emulating 1.35", or "Kubernetes v1.37.2" when
+ * the engine answers as its own minor. */
+export function engineName(v: { kubernetes: string; emulated?: string }): string {
+  const own = /^v?(\d+\.\d+)/.exec(v.kubernetes)?.[1];
+  return `Kubernetes ${v.kubernetes}${v.emulated && v.emulated !== own ? ` emulating ${v.emulated}` : ''}`;
+}
+
+/** What the page says when a worker could not emulate a version, and the newest answers instead. */
+export function fallbackNotice(version: string, err: { error?: string; message?: string } | undefined, newest: string): string {
+  return `Kubernetes ${version} could not be emulated (${err?.error ?? err?.message ?? String(err)}); ` +
+    `the playground answers as Kubernetes ${newest} instead and checks for ${version} only by compatibility.`;
 }
 
 /** What the page says when a link or URL names a target it does not know. */

@@ -2,15 +2,18 @@
 // shows the oldest Kubernetes that accepts it in the CEL pane (per rule) and the Result pane (per CRD); a
 // target older than that puts a warning at the rule's line of the CRD editor without a new evaluation; the
 // target goes through permalinks and embeds (version=1.33), old links open at the newest, and a version the
-// page does not know falls back to the newest with a notice. Screenshot: test-results/playground-versions.png.
+// page does not know falls back to the newest with a notice. An emulated target (1.34 to 1.36) runs the page
+// on a worker of its own whose engine emulates it (engines.ts): /version, the status line, the evaluation,
+// the command line's kubectl and a recorded difference between 1.35 and 1.37 say so; a worker that cannot
+// emulate its version gives way to the default, with a notice. Screenshot: test-results/playground-versions.png.
 //
 // Needs what oracle.spec.mjs needs. Run: node --test web/test/versions.spec.mjs
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { deflateRawSync } from 'node:zlib';
 import path from 'node:path';
-import { launch, resultsDir, startServer } from './harness.mjs';
+import { launch, manifest, resultsDir, root, startServer } from './harness.mjs';
 
 let server;
 let browser;
@@ -77,7 +80,12 @@ test('the oldest Kubernetes per rule and per CRD, and warnings for an older targ
   const options = await page.$$eval('#k8s-target option', (os) => os.map((o) => o.textContent));
   const range = await page.evaluate(() => window.crdplayPlayground.evaluation.kubernetes);
   assert.equal(options.length, range.newest - range.oldest + 1, `options ${options}`);
-  assert.equal(options[0], `1.${range.newest}`);
+  // Labelled by the versions the engine says it emulates (versions.ts's DEFAULT_EMULATED before it says).
+  const emulated = await page.evaluate(() => window.crdplay.version().emulatedVersions);
+  assert.deepEqual(emulated, ['1.34', '1.35', '1.36', '1.37']);
+  for (let m = range.newest, i = 0; m >= range.oldest; m--, i++) {
+    assert.equal(options[i], `1.${m} (${emulated.includes(`1.${m}`) ? 'emulated' : 'compatibility check only'})`);
+  }
   assert.equal(options.at(-1), `1.${range.oldest} (compatibility check only)`);
   assert.equal(await page.inputValue('#k8s-target'), `1.${range.newest}`);
   assert.match(await page.textContent('#target-status'), new RegExp(`^checking for Kubernetes 1\\.${range.newest}$`));
@@ -172,4 +180,127 @@ test('an unknown version falls back to the newest and says so', async () => {
   } finally {
     await other.close();
   }
+});
+
+/** The page's engine workers (worker.js; not the conversion webhook's sandbox), as Chromium lists them. */
+const engineWorkers = (p = page) => p.workers().filter((w) => w.url().endsWith(manifest()['worker.js']));
+/** Waits until the page's engine workers number n. */
+async function workersAre(n, p = page) {
+  for (let i = 0; i < 100 && engineWorkers(p).length !== n; i++) await new Promise((r) => setTimeout(r, 100));
+  assert.equal(engineWorkers(p).length, n, `engine workers: ${engineWorkers(p).map((w) => w.url())}`);
+}
+/** Chooses a target in the menu and waits until the engine emulating want answers and has evaluated. */
+async function choose(target, want, p = page) {
+  const n = await runs(p);
+  await p.selectOption('#k8s-target', target);
+  await p.waitForFunction((v) => document.body.dataset.engine === v, want, { timeout: 120_000 });
+  await evaluated(n, p);
+  await p.waitForFunction((v) => window.crdplayPlayground.evaluation.kubernetes.emulated === v, want);
+}
+/** Runs a command line in the CLI pane and returns what it printed. */
+async function cli(line, p = page) {
+  return p.evaluate(async (l) => {
+    const out = document.getElementById('cli-out');
+    const marker = `$ ${l}\n`;
+    const echoes = () => out.textContent.split(marker).length - 1;
+    const before = echoes();
+    const input = document.getElementById('cli-input');
+    input.value = l;
+    input.form.requestSubmit();
+    let last = null;
+    for (let i = 0; i < 600; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      const text = out.textContent;
+      // The pane prints the echo, then the whole output in one piece (cli.ts). The first command may clear the
+      // pane (its first load replaces the help), so echoes are counted, not offsets.
+      if (echoes() <= before) continue;
+      const after = text.slice(text.lastIndexOf(marker) + marker.length);
+      if (after && after === last) return after;
+      last = after;
+    }
+    throw new Error(`no output for ${l}: ${out.textContent.slice(-2000)}`);
+  }, line);
+}
+/** A recorded step of testdata/versions: what the real server answered at that version. */
+const recorded = (version, file) => JSON.parse(readFileSync(path.join(root, 'testdata/versions', version, 'delete-ignore-read-error/expected', file), 'utf8'));
+
+test('an emulated target runs on a worker emulating it; switching back gives the newest', { timeout: 600_000 }, async () => {
+  await page.selectOption('#k8s-target', '1.37');
+  await page.waitForFunction(() => document.body.dataset.engine === '1.37');
+  await setEditor('crd', semverCRD);
+  await setEditor('objects', widget);
+  const texts = await page.evaluate(() => ({ crd: window.crdplayPlayground.editors.text('crd'), objects: window.crdplayPlayground.editors.text('objects') }));
+  // The delete the recordings answer differently at 1.35 and 1.37 (DeleteOptions' ignoreStoreReadErrorWithClusterBreakingPotential,
+  // whose gate is on from 1.37), on the editors' object through the command line.
+  const step = readFileSync(path.join(root, 'testdata/versions/1.37/delete-ignore-read-error/03-delete-with-grace-period.yaml'), 'utf8');
+  const body = JSON.stringify(JSON.parse(/^  body: (.*)$/m.exec(step)[1]));
+  const deleteLine = `DELETE /apis/example.com/v1/namespaces/default/widgets/w ${body}`;
+  await page.click('#tab-cli');
+
+  for (const [target, want, workers] of [['1.35', '1.35', 2], ['1.37', '1.37', 2], ['1.36', '1.36', 2], ['1.35', '1.35', 2], ['1.33', '1.37', 2]]) {
+    await choose(target, want);
+    await workersAre(workers);
+    // /version through window.crdplay, which is the worker that answers.
+    const v = await page.evaluate(async () => JSON.parse((await window.crdplay.request({ path: '/version' })).body));
+    assert.equal(v.gitVersion, 'v1.37.2', target);
+    assert.equal(`${v.emulationMajor}.${v.emulationMinor}`, want, target);
+    assert.equal(await page.evaluate(() => window.crdplay.version().emulated), want);
+    // The status line names what runs; the target's line says whether the engine answers as the target.
+    const status = await page.textContent('#status');
+    if (want === '1.37') assert.match(status, /^Engine ready in \d+ ms: Kubernetes v1\.37\.2$/, target);
+    else assert.equal(status, `Engine ready: Kubernetes v1.37.2 emulating ${want}`, target);
+    assert.equal(await page.textContent('#target-status'), target === want ? `checking for Kubernetes ${target}`
+      : `checking for Kubernetes ${target} (compatibility check only: the engine answers as ${want})`);
+    // The evaluation ran there, on the same texts.
+    const ev = await page.evaluate(() => window.crdplayPlayground.evaluation.kubernetes);
+    assert.equal(ev.emulated, want);
+    assert.equal(ev.version, 'v1.37.2');
+    assert.deepEqual(await page.evaluate(() => ({ crd: window.crdplayPlayground.editors.text('crd'), objects: window.crdplayPlayground.editors.text('objects') })), texts);
+    assert.match(await page.textContent('#pane-result [data-crd="widgets.example.com"] p.compat'), /^Works on Kubernetes 1\.34 and later — semver needs 1\.34 \(older servers refuse it\)\./);
+
+    // The command line: kubectl version agrees, and the recorded delete gets that version's answer.
+    const kv = JSON.parse(await cli('kubectl version -o json'));
+    assert.equal(`${kv.serverVersion.emulationMajor}.${kv.serverVersion.emulationMinor}`, want, target);
+    if (!['1.35', '1.37'].includes(want)) continue;
+    await cli('kubectl apply -f objects.yaml'); // the previous run deleted it, or refused to
+    const rec = recorded(want, '03-delete-with-grace-period.json');
+    const out = await cli(deleteLine);
+    assert.match(out, new RegExp(`^HTTP ${rec.status}\\n`), `${target}: ${out}`);
+    const got = JSON.parse(out.slice(out.indexOf('\n') + 1));
+    assert.equal(got.status, rec.body.status);
+    assert.equal(got.message, rec.body.message);
+    assert.deepEqual(got.details?.causes, rec.body.details?.causes);
+  }
+  await page.click('#tab-result');
+});
+
+test('a worker that cannot emulate its version gives way to the default, and the page says so', { timeout: 300_000 }, async () => {
+  const n = await runs();
+  // A version the engine does not emulate (the menu only offers those it does): the worker fails with the
+  // engine's message, which names the range.
+  await page.evaluate(() => window.crdplayEngines.emulate('1.33'));
+  await page.waitForFunction(() => !document.getElementById('notice').hidden && /could not be emulated/.test(document.getElementById('notice').textContent), null, { timeout: 120_000 });
+  assert.match(await page.textContent('#notice'),
+    /^Kubernetes 1\.33 could not be emulated \(crdplay: emulated version "1\.33" is not supported: crdplay emulates Kubernetes 1\.34 to 1\.37\); the playground answers as Kubernetes 1\.37 instead/);
+  await page.waitForFunction(() => document.body.dataset.engine === '1.37');
+  await evaluated(n);
+  assert.match(await page.textContent('#status'), /^Engine ready in \d+ ms: Kubernetes v1\.37\.2$/);
+  assert.equal(await page.evaluate(() => window.crdplayPlayground.evaluation.kubernetes.emulated), '1.37');
+  assert.ok(await page.textContent('#pane-result'), 'the result pane is not blank');
+  await workersAre(1);
+  // The client says why too.
+  const err = await page.evaluate(async () => {
+    const C = window.crdplay.constructor;
+    const m = await (await fetch('/manifest.json')).json();
+    const c = new C({ workerURL: '/' + m['worker.js'], wasmURL: '/' + m['crdplay.wasm'], wasmExecURL: '/' + m['wasm_exec.js'], emulatedVersion: '1.99' });
+    try {
+      await c.ready;
+      return null;
+    } catch (e) {
+      return e.error;
+    } finally {
+      c.terminate();
+    }
+  });
+  assert.equal(err, 'crdplay: emulated version "1.99" is not supported: crdplay emulates Kubernetes 1.34 to 1.37');
 });
