@@ -111,6 +111,13 @@ function objectsSection(res: CrdplayEvaluateResult, objects: string): HTMLElemen
       head.append(h('span', { class: 'seeded', title: o.seedReason ?? '' }, ' seeded'),
         h('div', { class: 'muted seed-reason' }, `the old CRD refused it: ${o.seedReason ?? ''}`));
     }
+    // The findings the engine showed biting this object, named under it: the cells show what the API answers
+    // now, these what its next change of that field meets.
+    const bites = rep.findings.filter((f) => f.affected.includes(objectName(o)));
+    if (bites.length) {
+      head.append(h('ul', { class: 'bites' }, ...bites.map((f) => h('li', { class: `sev-${f.severity}` },
+        gotoLink(f.source, f, f.rule), f.objectPath ? `: ${f.objectPath}` : ''))));
+    }
     const row = h('tr', { 'data-object': objectName(o) }, head);
     if (!versions.length) row.append(h('td', { class: 'muted' }, res.upgrade!.crd.accepted ? 'not checked' : 'not checked: the CRD update was refused'));
     for (const v of versions) row.append(cell(o, v));

@@ -150,6 +150,9 @@ test('a tightened maximum: the verdicts by version, the finding at the maximum o
   // What the API answers: the stored 8 reads, and its no-op update passes, since validation ratcheting lets an
   // unchanged value through (the oracle's recording of upgrade-tightened-maximum says the same).
   assert.deepEqual(verdicts.map((v) => v.replace(/\s+/g, ' ').trim()), ['GET 200', 'update 200']);
+  // The object is named with the finding that bites it; the other is not.
+  assert.deepEqual(await big.locator('ul.bites li').allTextContents(), ['maximum: spec.replicas']);
+  assert.equal(await pane.locator('tr[data-object="default/small"] ul.bites').count(), 0);
   // The cell opens to the API's whole answer: the object as the GET read it.
   await big.locator('td[data-version=v1] details.verdicts > summary').click();
   const read = await big.locator('.check[data-op=get] details pre').textContent();
@@ -209,6 +212,20 @@ test('a stored version removed: the CRD update\'s refusal, the finding in the ol
   assert.equal(await selectedLine('oldcrd'), 10);
   assert.ok(await page.evaluate(() => document.querySelectorAll('#oldcrd-editor .cm-lintRange-error').length > 0), 'no error marked in the old-CRD editor');
   await page.screenshot({ path: path.join(resultsDir, 'upgrade-version-removed.png') });
+});
+
+test('an old CRD that is empty or refused: the pane says why nothing was sent, at its line', async () => {
+  await upgrade({ oldCrd: '', crd: cronTabCRD(5), objects: cronTab('big', 8) });
+  const crd = page.locator('#pane-result section.upgrade-crd');
+  assert.match(await crd.locator('h3').textContent(), /not sent$/);
+  assert.match(await crd.textContent(), /old CRD line 1: the upgrade check needs the old CRD: this text is empty/);
+
+  // An old CRD the API refuses (no versions): its refusal, at its line of the old-CRD editor.
+  await upgrade({ oldCrd: cronTabCRD(10).replace(/  versions:[\s\S]*/, '  versions: []\n'), crd: cronTabCRD(5), objects: cronTab('big', 8) });
+  assert.match(await crd.locator('h3').textContent(), /not sent$/);
+  const links = await crd.locator('ul.not-sent li').allTextContents();
+  // Line 12 is "versions: []".
+  assert.ok(links.includes('old CRD line 12: spec.versions: Invalid value: []: must have exactly one version marked as storage version'), links.join('\n'));
 });
 
 test('a permalink carries the mode and both CRDs; an embed of it shows the upgrade', async () => {
