@@ -229,7 +229,7 @@ test('three blocks on a docs page of another origin: lazy, live, one engine, no 
   await page.close();
 });
 
-test('a plain static host under a path prefix, the docs page on a third origin', async () => {
+test('a plain static host under a path prefix, the docs page on a third origin, a Docusaurus code block', async () => {
   const prefix = '/tools/crdplay/';
   const types = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json', '.css': 'text/css' };
   const site = await staticServer((p) => {
@@ -241,16 +241,34 @@ test('a plain static host under a path prefix, the docs page on a third origin',
     return [types[path.extname(file)] ?? 'application/octet-stream', readFileSync(file)];
   });
   closers.push(site.close);
+  // The second block as Docusaurus writes a fence (lines ending in <br>, line numbers, a copy button), in an
+  // MDX wrapper that carries its options.
+  const docusaurus = GOOD.split('\n').map((l, i) => `<span class="token-line"><span class="codeLineNumber_Tfdd">${i + 1}</span>` +
+    `<span class="token plain">${esc(l)}</span><br></span>`).join('');
   const docs = await staticServer((p) => p === '/' ? ['text/html', `<!doctype html><link rel="icon" href="data:,"><body>
-<pre class="crdplay">${esc(CRD)}
+<pre class="crdplay" id="c1">${esc(CRD)}
 ---
-${esc(GOOD)}</pre><script src="${site.url}${prefix}embed.js"></script></body>`] : null);
+${esc(GOOD)}</pre>
+<div class="crdplay" data-crd="#c1" data-panes="objects,table"><div class="language-crdplay theme-code-block codeBlockContainer_Ckt0">
+<div class="codeBlockContent_biex"><pre tabindex="0" class="prism-code language-crdplay codeBlock_bY9V thin-scrollbar"><code class="codeBlockLines_e6Vv">${docusaurus}</code></pre>
+<div class="buttonGroup__atx"><button type="button" aria-label="Copy code to clipboard" class="clean-btn">Copy</button></div></div></div></div>
+<script src="${site.url}${prefix}embed.js"></script></body>`] : null);
   closers.push(docs.close);
   const page = await browser.context.newPage();
   const problems = watchErrors(page);
   await page.goto(docs.url + '/');
   const { frame } = await liveAt(page, 'pre.crdplay', 0);
   assert.deepEqual(await frame.evaluate(() => window.crdplayPlayground.evaluation.objects.map((o) => o.status)), [201]);
+  const second = await liveAt(page, 'pre.crdplay, .crdplay pre', 1);
+  const got = await second.frame.evaluate(() => ({
+    objects: window.crdplayPlayground.editors.text('objects'), crd: window.crdplayPlayground.editors.text('crd'),
+    statuses: window.crdplayPlayground.evaluation.objects.map((o) => o.status), tab: document.querySelector('.tab[aria-selected=true]').dataset.tab,
+  }));
+  assert.equal(got.objects.trim(), GOOD);
+  assert.equal(got.crd.trim(), CRD);
+  assert.deepEqual(got.statuses, [201]);
+  assert.equal(got.tab, 'table');
+  assert.equal(await page.locator('.theme-code-block').isVisible(), false);
   assert.ok(site.log.every((p) => p.startsWith(prefix)), site.log.join('\n'));
   assert.ok(site.log.some((p) => p.endsWith('.wasm')));
   assert.deepEqual(problems, []);

@@ -161,11 +161,12 @@ function makeLive(el: Element): void {
   const example = { crd: join(crds), objects: join(objects), old: join(old), oldCrd: join(oldCrds) };
   const editors = [upgrade ? 'oldcrd' : '', upgrade || own.some(isCRD) || !objects.length ? 'crd' : '', update ? 'old' : '', objects.length ? 'objects' : ''];
   const panes = o.panes ?? [...editors.filter(Boolean), 'result', 'table'].join(',');
+  const tab = o.tab ?? panes.split(',').find((p) => /^(result|cel|table|versions|explain|cli|http)$/.test(p.trim()))?.trim();
   const followsPage = o.theme !== 'light' && o.theme !== 'dark' && o.theme !== 'auto';
   const theme = followsPage ? pageTheme() : o.theme === 'auto' ? undefined : o.theme;
   const frame = iframe(frameURL('embed/', {
     panes, readonly: o.readonly === '' || o.readonly === 'true' || o.readonly === '1' ? '1' : undefined,
-    tab: o.tab, mode: o.mode, version: o.version, theme,
+    tab, mode: o.mode, version: o.version, theme,
   }), `Live example: ${(/^\s*name:\s*(\S+)/m.exec(example.objects || example.crd)?.[1]) ?? 'crdplay'}`);
   const fixed = /^\d+$/.test(o.height ?? '');
   const s = frame.style;
@@ -208,8 +209,10 @@ const observer = new IntersectionObserver((entries) => {
   }
 }, { rootMargin: `${MARGIN} 0px` });
 
-/** Watches the page's blocks, now and as a site's client-side navigation adds them (Docusaurus). */
+/** Watches the page's blocks, now and as a site's client-side navigation adds them (Docusaurus), and forgets
+ * the frames it removed. */
 function scan(): void {
+  for (const [win, live] of frames) if (!live.frame.isConnected) frames.delete(win);
   for (const el of document.querySelectorAll(defaults.selector)) {
     if (seen.has(el) || el.closest('.crdplay-live')) continue;
     seen.add(el);
@@ -225,5 +228,10 @@ function start(): void {
     setTimeout(() => { scheduled = false; scan(); }, 100);
   }).observe(document.body, { childList: true, subtree: true });
 }
-if (document.readyState === 'loading') addEventListener('DOMContentLoaded', start);
-else start();
+// Once per page, should a site's layout carry the tag twice.
+const w = window as { crdplayEmbed?: boolean };
+if (!w.crdplayEmbed) {
+  w.crdplayEmbed = true;
+  if (document.readyState === 'loading') addEventListener('DOMContentLoaded', start);
+  else start();
+}
