@@ -167,6 +167,7 @@ test('three blocks on a docs page of another origin: lazy, live, one engine, no 
   assert.ok(box.width > 900, `frame width ${box.width}`);
   assert.equal(await first.iframe.evaluate((f) => getComputedStyle(f).borderTopWidth), '0px');
   assert.equal(await first.iframe.getAttribute('sandbox'), 'allow-scripts allow-same-origin allow-popups allow-popups-to-escape-sandbox');
+  assert.equal(await page.getAttribute('iframe[src*="/embed/engine.html"]', 'sandbox'), 'allow-scripts allow-same-origin');
   // The frame cannot reach into the docs page.
   assert.equal(await first.frame.evaluate(() => { try { return String(parent.document.title); } catch { return 'blocked'; } }), 'blocked');
 

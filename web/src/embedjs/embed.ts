@@ -57,9 +57,9 @@ function frameURL(path: string, q: Record<string, string | undefined>): string {
 /** A sandboxed frame: scripts, and its own origin (its worker and fetches need it); popups for "Open in
  * crdplay", which opens unsandboxed. No forms, no top navigation, no access to the docs page. A docs page of
  * crdplay's own origin (the demo page) shares its origin with the frame, which no sandbox would keep out. */
-function iframe(src: string, title: string): HTMLIFrameElement {
+function iframe(src: string, title: string, popups = true): HTMLIFrameElement {
   const f = document.createElement('iframe');
-  if (origin !== host) f.setAttribute('sandbox', 'allow-scripts allow-same-origin allow-popups allow-popups-to-escape-sandbox');
+  if (origin !== host) f.setAttribute('sandbox', `allow-scripts allow-same-origin${popups ? ' allow-popups allow-popups-to-escape-sandbox' : ''}`);
   f.title = title;
   f.src = src;
   return f;
@@ -69,7 +69,7 @@ function iframe(src: string, title: string): HTMLIFrameElement {
 function connect(): MessagePort {
   const ch = new MessageChannel();
   if (!engine) {
-    engine = iframe(frameURL('embed/engine.html', {}), 'crdplay engine');
+    engine = iframe(frameURL('embed/engine.html', {}), 'crdplay engine', false);
     engine.setAttribute('aria-hidden', 'true');
     engine.tabIndex = -1;
     engine.style.setProperty('display', 'none', 'important');
