@@ -190,7 +190,8 @@ func (c *checker) read(oldName, newName string, objectNames []string) bool {
 }
 
 // inputTypes are the playground's diagnostic types for input that cannot be sent at all.
-var inputTypes = map[string]bool{"YAMLSyntax": true, "NotAnObject": true, "MissingKind": true, "TooLarge": true}
+var inputTypes = map[string]bool{"YAMLSyntax": true, "NotAnObject": true, "MissingKind": true, "TooLarge": true,
+	"NoCRD": true, "TooManyCRDs": true}
 
 // report turns the evaluation into the report: every answer placed in its file.
 func (c *checker) report(res *playground.Result) {

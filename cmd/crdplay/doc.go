@@ -75,7 +75,7 @@
 //	    "severity" ("error" | "warning" | "info"),
 //	    "type",      // API cause reason (FieldValueInvalid, ...), Status reason, "Warning", or an input
 //	                 // problem: UnreadableFile, YAMLSyntax, NotACRD, NotAnObject, MissingKind, NoKindMatch,
-//	                 // CRDMismatch, TooLarge
+//	                 // CRDMismatch, NoCRD, TooManyCRDs, TooLarge
 //	    "field",     // omitted when empty
 //	    "message",
 //	    "object": {"kind", "namespace", "name"},              // diagnostics in object files

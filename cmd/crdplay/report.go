@@ -63,7 +63,7 @@ type Diagnostic struct {
 	// Type is the kind of problem: an API cause's reason (FieldValueInvalid, FieldValueRequired, ...), a
 	// Status reason, "Warning" for a Warning header, a finding's "Finding:<rule>", or one of the input
 	// problems: UnreadableFile, YAMLSyntax, NotACRD, NotAnObject, MissingKind, NoKindMatch, CRDMismatch,
-	// TooLarge.
+	// NoCRD, TooManyCRDs, TooLarge.
 	Type string `json:"type"`
 	// Field is the field path the API named (spec.replicas), or a finding's path in the CRD text.
 	Field string `json:"field,omitempty"`
