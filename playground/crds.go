@@ -88,12 +88,18 @@ func (st *crdState) resultsFor(omitSchemas bool) []CRDResult {
 
 // install starts an engine and creates every CRD of text in it, in order, as `kubectl create -f` would.
 func (s *Session) install(ctx context.Context, text string, trace *[]Exchange, engineTime *time.Duration) (*crdState, error) {
+	return s.installLean(ctx, text, trace, engineTime, false)
+}
+
+// installLean is install, without the cost reports, explain trees and runtime cost models when lean is set:
+// for CRDs that only serve to store objects under (ModeUpgrade's old CRD).
+func (s *Session) installLean(ctx context.Context, text string, trace *[]Exchange, engineTime *time.Duration, lean bool) (*crdState, error) {
 	h, store, err := s.newEngine()
 	if err != nil {
 		return nil, err
 	}
 	st := &crdState{text: text, revision: revisionOf(text), handler: h, store: store, served: map[gvk]*installed{}, results: []CRDResult{}}
-	ev := &evaluation{ctx: ctx, s: s, st: st, trace: trace}
+	ev := &evaluation{ctx: ctx, s: s, st: st, trace: trace, skipAnalysis: lean, skipRuntime: lean}
 	defer func() { *engineTime = ev.engineTime }()
 	if len(text) > maxText {
 		st.diags = append(st.diags, Diagnostic{Source: SourceCRDs, Type: "TooLarge", Severity: SeverityError,
@@ -145,7 +151,7 @@ func (ev *evaluation) installOne(d *yamlpos.Doc) CRDResult {
 
 	if !res.Accepted {
 		// Refused: the text, read leniently, still has versions, rules to cost and schemas to explain.
-		if crd := decodeCRD(d); crd != nil {
+		if crd := decodeCRD(d); crd != nil && !ev.skipAnalysis {
 			ev.analyse(d, crd, &res)
 		}
 		return res
@@ -171,13 +177,15 @@ func (ev *evaluation) readBack(d *yamlpos.Doc, name string, res *CRDResult) *ins
 	g := ev.do(http.MethodGet, crdsPath+"/"+name, "", "application/json", nil)
 	var live apiextensionsv1.CustomResourceDefinition
 	if g.status != http.StatusOK || json.Unmarshal(g.body, &live) != nil {
-		if crd := decodeCRD(d); crd != nil {
+		if crd := decodeCRD(d); crd != nil && !ev.skipAnalysis {
 			ev.analyse(d, crd, res)
 		}
 		return nil
 	}
 	// The CRD as the API holds it (defaults applied) is what the page explains: no need to decode the text.
-	ev.analyse(d, &live, res)
+	if !ev.skipAnalysis {
+		ev.analyse(d, &live, res)
+	}
 	res.Name = live.Name
 	n := live.Status.AcceptedNames
 	if n.Plural != "" || n.Kind != "" {
@@ -227,7 +235,7 @@ func (ev *evaluation) readBack(d *yamlpos.Doc, name string, res *CRDResult) *ins
 		}
 		c.statusSub[v.Name] = v.Subresources != nil && v.Subresources.Status != nil
 		c.deprecated[v.Name] = v.Deprecated
-		if v.Served && v.Schema != nil {
+		if v.Served && v.Schema != nil && !ev.skipRuntime {
 			c.runtime[v.Name] = celcost.NewRuntime(v.Schema.OpenAPIV3Schema)
 		}
 	}

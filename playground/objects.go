@@ -30,6 +30,9 @@ type evaluation struct {
 	// engineTime and parseTime add up the time spent in the engine's handler and in parsing the object texts, for
 	// Timings.
 	engineTime, parseTime time.Duration
+	// skipAnalysis leaves out the installed CRDs' cost reports and explain trees, and skipRuntime their
+	// runtime cost models: ModeUpgrade shows neither for the old CRD, nor objects' CEL costs.
+	skipAnalysis, skipRuntime bool
 }
 
 // object is one object document on its way through the evaluation.

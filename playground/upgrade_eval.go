@@ -20,7 +20,7 @@ import (
 func (s *Session) upgrade(ctx context.Context, in Input, oldText, newText string, res *Result, trace *[]Exchange) error {
 	start := time.Now()
 	var engineTime time.Duration
-	st, err := s.install(ctx, oldText, trace, &engineTime)
+	st, err := s.installLean(ctx, oldText, trace, &engineTime, true)
 	if err != nil {
 		return err
 	}
@@ -33,7 +33,7 @@ func (s *Session) upgrade(ctx context.Context, in Input, oldText, newText string
 	res.SchemasOmitted = in.KnownCRDRevision != "" && in.KnownCRDRevision == res.CRDRevision
 
 	objStart := time.Now()
-	ev := &evaluation{ctx: ctx, s: s, st: st, in: in, res: res, trace: trace}
+	ev := &evaluation{ctx: ctx, s: s, st: st, in: in, res: res, trace: trace, skipRuntime: true}
 	u := &upgrader{ev: ev, oldText: oldText, newText: newText}
 	u.run()
 	res.Timings.Objects = ms(time.Since(objStart))
@@ -57,6 +57,8 @@ type upgrader struct {
 	// fresh are the answers to each stored object sent as a new object in each version (a dry-run create),
 	// by object and version: what the new schema says of the stored values without ratcheting.
 	fresh map[*object]map[string]*response
+	// oldLive and newLive are the CRD as the API held it before the PUT and after it (nil when refused).
+	oldLive, newLive *apiextensionsv1.CustomResourceDefinition
 	// refusal is the new CRD's Status when the API refused it.
 	refusal *statusBody
 }
@@ -220,10 +222,9 @@ func (u *upgrader) replaceCRD(old *installed, d *yamlpos.Doc) *installed {
 	if d.Err != nil {
 		ev.diag(Diagnostic{Source: SourceCRDs, Document: d.Index, Type: "YAMLSyntax", Message: d.Err.Message, Severity: SeverityError, Span: d.Err.Span, Exact: true})
 	}
-	newCRD := decodeCRD(d)
 	if old == nil {
 		// Nothing to update: the old CRD's diagnostics say why. The new one is still explained.
-		if newCRD != nil {
+		if newCRD := decodeCRD(d); newCRD != nil {
 			ev.analyse(d, newCRD, &res)
 			u.rep.CRD.Name = newCRD.Name
 		}
@@ -231,12 +232,10 @@ func (u *upgrader) replaceCRD(old *installed, d *yamlpos.Doc) *installed {
 	}
 	u.rep.CRD.Name = old.name
 	g := ev.do(http.MethodGet, crdsPath+"/"+old.name, "", "application/json", nil)
-	var live struct {
-		Metadata struct {
-			ResourceVersion string `json:"resourceVersion"`
-		} `json:"metadata"`
+	live := &apiextensionsv1.CustomResourceDefinition{}
+	if g.status == http.StatusOK && json.Unmarshal(g.body, live) == nil {
+		u.oldLive = live
 	}
-	_ = json.Unmarshal(g.body, &live)
 
 	ct, body := "application/yaml", []byte(d.Source)
 	if j, err := yaml.YAMLToJSON([]byte(d.Source)); err == nil {
@@ -250,7 +249,7 @@ func (u *upgrader) replaceCRD(old *installed, d *yamlpos.Doc) *installed {
 				m["metadata"] = md
 			}
 			if rv, _ := md["resourceVersion"].(string); rv == "" {
-				md["resourceVersion"] = live.Metadata.ResourceVersion
+				md["resourceVersion"] = live.ResourceVersion
 			}
 			if b, err := json.Marshal(m); err == nil {
 				ct, body = "application/json", b
@@ -278,10 +277,13 @@ func (u *upgrader) replaceCRD(old *installed, d *yamlpos.Doc) *installed {
 				ev.diag(diag)
 			}
 		}
-		if newCRD != nil {
+		if newCRD := decodeCRD(d); newCRD != nil {
 			ev.analyse(d, newCRD, &res)
 		}
 		return nil
+	}
+	if nl := (&apiextensionsv1.CustomResourceDefinition{}); json.Unmarshal(r.body, nl) == nil {
+		u.newLive = nl
 	}
 	// The old CRD no longer serves anything: what serves objects now is the new one.
 	st.served = map[gvk]*installed{}
@@ -392,14 +394,14 @@ func failedCheck(version, op string, r *response) UpgradeCheck {
 	return c
 }
 
-// decodeText decodes a CRD text's first document for the static comparison, leniently as decodeCRD does.
-func decodeText(text string) (*yamlpos.Doc, *apiextensionsv1.CustomResourceDefinition) {
+// firstDoc is a text's first document, or nil.
+func firstDoc(text string) *yamlpos.Doc {
 	if len(text) > maxText {
-		return nil, nil
+		return nil
 	}
 	docs, _ := yamlpos.Split(text)
 	if len(docs) == 0 {
-		return nil, nil
+		return nil
 	}
-	return docs[0], decodeCRD(docs[0])
+	return docs[0]
 }
