@@ -236,6 +236,7 @@ func (c *checker) report(res *playground.Result) {
 			switch u := upgraded[k]; {
 			case u != nil && u.Kind != "":
 				out.Object = &ObjectRef{Kind: u.Kind, Namespace: u.Namespace, Name: u.Name}
+				out.Check = checksSaying(u.Checks, d)
 			case o != nil && o.Kind != "":
 				out.Object = &ObjectRef{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}
 			}
@@ -342,6 +343,41 @@ func (c *checker) position(src playground.Source, s playground.Span) Position {
 		p.File = c.new.name
 	}
 	return p
+}
+
+// checksSaying names the checks of a stored object whose answer says what d says ("update v1, status
+// v1"): the playground places each problem once however many checks met it.
+func checksSaying(checks []playground.UpgradeCheck, d playground.Diagnostic) string {
+	var names []string
+	for _, c := range checks {
+		hit := false
+		for _, w := range c.Warnings {
+			hit = hit || w == d.Message || strings.Contains(w, d.Message)
+		}
+		if len(c.Error) > 0 {
+			var st struct {
+				Message string `json:"message"`
+				Details *struct {
+					Causes []struct {
+						Field   string `json:"field"`
+						Message string `json:"message"`
+					} `json:"causes"`
+				} `json:"details"`
+			}
+			if json.Unmarshal(c.Error, &st) == nil {
+				hit = hit || strings.Contains(st.Message, d.Message)
+				if st.Details != nil {
+					for _, cause := range st.Details.Causes {
+						hit = hit || (cause.Field == d.Field && cause.Message == d.Message)
+					}
+				}
+			}
+		}
+		if hit {
+			names = append(names, c.Op+" "+c.Version)
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // statusMessage is the message of an API Status body; "" for none.

@@ -31,12 +31,13 @@
 //
 // One line per diagnostic, sorted by file (--old, --new, then the object files in order) and position:
 //
-//	file:line:column: severity: [Kind namespace/name: ][field: ]message[ [affected: namespace/name, ...]]
+//	file:line:column: severity: [Kind namespace/name: ][check: ][field: ]message[ [affected: namespace/name, ...]]
 //
-// severity is error, warning or info. The object is named for diagnostics in object files; field is the
-// field path the API named (or a finding's path in the CRD text); message is the API's own words, or for a
-// finding what changed and what the engine showed, with the first objects it showed it biting. A count of
-// errors and warnings goes to stderr.
+// severity is error, warning or info. The object is named for diagnostics in object files, and in an
+// upgrade the checks that met the problem ("update v1, status v1"); field is the field path the API named
+// (or a finding's path in the CRD text); message is the API's own words, or for a finding what changed and
+// what the engine showed, with the first objects it showed it biting. A count of errors and warnings goes
+// to stderr.
 //
 // # JSON output (-o json)
 //
@@ -79,6 +80,7 @@
 //	    "field",     // omitted when empty
 //	    "message",
 //	    "object": {"kind", "namespace", "name"},              // diagnostics in object files
+//	    "check": "update v1, status v1",                      // upgrade: the checks that met it; omitted when none
 //	    "affected": ["namespace/name", ...],                  // a finding's objects; omitted when none
 //	    "input": true                                         // a problem with the input (exit 2); omitted when false
 //	  }]

@@ -71,6 +71,9 @@ type Diagnostic struct {
 	Message string `json:"message"`
 	// Object is the object the diagnostic is about, for diagnostics in object files.
 	Object *ObjectRef `json:"object,omitempty"`
+	// Check names the upgrade checks of the object whose answers said it ("update v1, status v1"); empty
+	// for what the object's create under the old CRD said.
+	Check string `json:"check,omitempty"`
 	// Affected are, for a finding, the objects ("namespace/name" or "name") the engine showed it biting.
 	Affected []string `json:"affected,omitempty"`
 	// Input is true for a problem with the input itself (exit status 2).
@@ -229,6 +232,10 @@ func (r *Report) writeText(stdout, stderr io.Writer) {
 		b.WriteString(": ")
 		if d.Object != nil && d.Object.Kind != "" {
 			b.WriteString(d.Object.String())
+			b.WriteString(": ")
+		}
+		if d.Check != "" {
+			b.WriteString(d.Check)
 			b.WriteString(": ")
 		}
 		if d.Field != "" && !strings.HasPrefix(d.Message, d.Field) {
