@@ -57,6 +57,8 @@ type upgrader struct {
 	// fresh are the answers to each stored object sent as a new object in each version (a dry-run create),
 	// by object and version: what the new schema says of the stored values without ratcheting.
 	fresh map[*object]map[string]*response
+	// newC is the new CRD once the API accepted and established it.
+	newC *installed
 	// oldLive and newLive are the CRD as the API held it before the PUT and after it (nil when refused).
 	oldLive, newLive *apiextensionsv1.CustomResourceDefinition
 	// refusal is the new CRD's Status when the API refused it.
@@ -91,10 +93,10 @@ func (u *upgrader) run() {
 		}
 	}
 
-	var newC *installed
 	if newDoc != nil {
-		newC = u.replaceCRD(oldCRD, newDoc)
+		u.newC = u.replaceCRD(oldCRD, newDoc)
 	}
+	newC := u.newC
 	for _, o := range u.stored {
 		if newC != nil {
 			u.check(o, newC)

@@ -72,6 +72,8 @@ func (u *upgrader) evidence(f crddiff.Finding) ([]string, string) {
 			return affected, "the API refuses the new CRD: " + cause
 		}
 		return affected, "not shown: the API refuses the new CRD, so no stored object meets it"
+	case u.newC == nil:
+		return affected, "not shown: the new CRD is not established, so it serves no stored object (see its conditions)"
 	}
 	n := len(u.stored)
 	type bite struct {
