@@ -100,6 +100,14 @@ func TestLoadRejects(t *testing.T) {
 		{"scale step that only reads", strings.Replace(good, "mode: create", "mode: scale", 1), map[string]string{"02-scale.yaml": obj}, "that sets spec.replicas"},
 		{"delete without a delete step", strings.Replace(good, "mode: create", "mode: delete", 1), nil, "mode delete needs a delete step"},
 		{"unknown op", good, map[string]string{"02-frobnicate.yaml": obj}, `unknown op "frobnicate"`},
+		{"upgrade without newCrd", strings.Replace(good, "mode: create", "mode: upgrade", 1), nil, "mode upgrade needs newCrd"},
+		{"newCrd in create mode", good + "newCrd: 02-update-crd.yaml\n", map[string]string{"02-update-crd.yaml": crd}, "newCrd is only for mode upgrade, not create"},
+		{"newCrd not a CRD", strings.Replace(good, "mode: create", "mode: upgrade\nnewCrd: 02-update.yaml", 1),
+			map[string]string{"02-update.yaml": obj}, `newCrd: 02-update.yaml is a "CronTab", not a CustomResourceDefinition`},
+		{"newCrd of the wrong op", strings.Replace(good, "mode: create", "mode: upgrade\nnewCrd: 02-create-crd.yaml", 1),
+			map[string]string{"02-create-crd.yaml": crd}, `"02-create-crd.yaml" is a create step; mode upgrade needs a update step`},
+		{"newCrd before the objects", strings.Replace(good, "mode: create", "mode: upgrade\nnewCrd: 00-update-crd.yaml", 1),
+			map[string]string{"00-update-crd.yaml": crd}, "comes before the objects stored under the old CRD"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := "testdata/examples/broken"
