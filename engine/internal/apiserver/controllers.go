@@ -62,8 +62,9 @@ func (s *Server) reconcileCRDStatus(ctx context.Context, all []*apiextensionsv1.
 		if live == nil {
 			continue
 		}
-		next := live.DeepCopy()
-		next.Status = c.Status
+		// The status write replaces the spec with a copy of live's (PrepareForStatusUpdate): only metadata,
+		// which it changes in place, needs a copy of its own here, not every schema of the CRD.
+		next := &apiextensionsv1.CustomResourceDefinition{TypeMeta: live.TypeMeta, ObjectMeta: *live.ObjectMeta.DeepCopy(), Spec: live.Spec, Status: c.Status}
 		if _, err := s.writeCRDStatus(ctx, next, live); err == nil {
 			progress = true
 		}
@@ -97,6 +98,7 @@ func (s *Server) finishCRDDeletion(ctx context.Context, crd *apiextensionsv1.Cus
 		return false
 	}
 	s.infos.Delete(crd.Name)
+	s.decoded.Delete(crd.Name)
 	return true
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -145,6 +146,12 @@ func (s *Server) getCRDShared(ctx context.Context, name string) (*apiextensionsv
 	if err != nil {
 		return nil, err
 	}
+	return s.sharedCRD(o)
+}
+
+// sharedCRD decodes a stored CRD, or returns the shared copy already decoded from the same revision.
+func (s *Server) sharedCRD(o storage.Object) (*apiextensionsv1.CustomResourceDefinition, error) {
+	name := strings.TrimPrefix(o.Key, crdPrefix)
 	if v, ok := s.decoded.Load(name); ok {
 		if c := v.(*apiextensionsv1.CustomResourceDefinition); c.ResourceVersion == strconv.FormatInt(o.Revision, 10) {
 			return c, nil
@@ -185,13 +192,16 @@ func decodeCRD(o storage.Object) (*apiextensionsv1.CustomResourceDefinition, err
 }
 
 func encodeCRD(crd *apiextensionsv1.CustomResourceDefinition) ([]byte, error) {
-	c := crd.DeepCopy()
+	// A shallow copy: only its own ObjectMeta and TypeMeta change, and json.Marshal writes nothing.
+	c := *crd
 	c.ResourceVersion = ""
 	c.APIVersion, c.Kind = crdGVK.GroupVersion().String(), crdGVK.Kind
-	return json.Marshal(c)
+	return json.Marshal(&c)
 }
 
-// listCRDs reads every CRD, and the store's revision.
+// listCRDs reads every CRD, and the store's revision, for callers that only read them (the controllers,
+// discovery, OpenAPI): the CRDs are shared, as getCRDShared's, and must not be modified. The controllers list
+// after every CRD write, and each list would otherwise decode every CRD again.
 func (s *Server) listCRDs(ctx context.Context) ([]*apiextensionsv1.CustomResourceDefinition, int64, error) {
 	res, err := s.cfg.Storage.List(ctx, crdPrefix, storage.ListOptions{})
 	if err != nil {
@@ -199,7 +209,7 @@ func (s *Server) listCRDs(ctx context.Context) ([]*apiextensionsv1.CustomResourc
 	}
 	var out []*apiextensionsv1.CustomResourceDefinition
 	for _, o := range res.Items {
-		crd, err := decodeCRD(o)
+		crd, err := s.sharedCRD(o)
 		if err != nil {
 			return nil, 0, err
 		}

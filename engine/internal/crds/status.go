@@ -45,7 +45,8 @@ func ComputeStatus(crd *apiextensionsv1.CustomResourceDefinition, all []*apiexte
 }
 
 // Reconcile runs ComputeStatus over all until nothing changes and returns copies of the CRDs whose
-// status changed, in the order of all. The naming controller re-examines every CRD of a group when one
+// status changed, in the order of all; a copy has a status of its own and shares the rest with the CRD of all
+// (read it, or copy it before changing anything but its status). The naming controller re-examines every CRD of a group when one
 // of them changes its accepted names (or is deleted), so that a CRD waiting for a name gets it as soon
 // as it is free; call Reconcile after every CRD write and delete with the CRDs that remain, ordered as
 // they were created, since the first CRD to ask for a name gets it.
@@ -62,8 +63,8 @@ func Reconcile(all []*apiextensionsv1.CustomResourceDefinition, now metav1.Time)
 			if !changed {
 				continue
 			}
-			next := crd.DeepCopy()
-			next.Status = status
+			// Only status changes: the copy shares the rest with crd, as ComputeStatus's work does.
+			next := &apiextensionsv1.CustomResourceDefinition{TypeMeta: crd.TypeMeta, ObjectMeta: crd.ObjectMeta, Spec: crd.Spec, Status: status}
 			current[i], touched[i], progress = next, true, true
 		}
 		if !progress {
