@@ -335,3 +335,30 @@ ${esc(GOOD.replace('size: small', 'replicas: 8'))}</pre><script src="${server.ur
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test('data-version: an example on an emulated Kubernetes minor, beside one on the newest', async () => {
+  const docs = await staticServer((p) => p === '/' ? ['text/html', `<!doctype html><link rel="icon" href="data:,"><body>
+<pre class="crdplay" id="c1">${esc(CRD)}
+---
+${esc(GOOD)}</pre>
+<pre class="crdplay" data-crd="#c1" data-version="1.35">${esc(GOOD)}</pre>
+<script src="${server.url}embed.js"></script></body>`] : null);
+  closers.push(docs.close);
+  const page = await browser.context.newPage();
+  const problems = watchErrors(page);
+  await page.goto(docs.url + '/');
+  const kube = (f) => f.evaluate(() => ({
+    emulated: window.crdplayPlayground.evaluation.kubernetes.emulated,
+    statuses: window.crdplayPlayground.evaluation.objects.map((o) => o.status),
+    status: document.getElementById('status').textContent,
+  }));
+  const newest = await kube((await liveAt(page, 'pre.crdplay', 0)).frame);
+  const old = await kube((await liveAt(page, 'pre.crdplay', 1)).frame);
+  assert.equal(newest.emulated, '1.37');
+  assert.equal(old.emulated, '1.35');
+  assert.match(old.status, /emulating 1\.35/);
+  assert.deepEqual([newest.statuses, old.statuses], [[201], [201]]);
+  assert.equal(page.frames().filter((f) => f.url().includes('/embed/engine.html')).length, 1);
+  assert.deepEqual(problems, []);
+  await page.close();
+});

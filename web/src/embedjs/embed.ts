@@ -42,9 +42,9 @@ const host = location.origin;
 
 let engine: HTMLIFrameElement | null = null;
 let engineReady = false;
-const waiting: MessagePort[] = [];
+const waiting: [unknown, MessagePort][] = [];
 /** The live examples, by their frame's window. */
-const frames = new Map<Window, { frame: HTMLIFrameElement; example: Example; fixed: boolean; followsPage: boolean }>();
+const frames = new Map<Window, { frame: HTMLIFrameElement; example: Example; fixed: boolean; followsPage: boolean; version?: string }>();
 const seen = new WeakSet<Element>();
 
 function frameURL(path: string, q: Record<string, string | undefined>): string {
@@ -65,9 +65,10 @@ function iframe(src: string, title: string, popups = true): HTMLIFrameElement {
   return f;
 }
 
-/** The shared engine frame, made with the first live example. */
-function connect(): MessagePort {
+/** A port to the shared engine frame (made with the first live example), for an engine emulating version. */
+function connect(version: string | undefined): MessagePort {
   const ch = new MessageChannel();
+  const msg = { type: CONNECT, version };
   if (!engine) {
     engine = iframe(frameURL('embed/engine.html', {}), 'crdplay engine', false);
     engine.setAttribute('aria-hidden', 'true');
@@ -75,8 +76,8 @@ function connect(): MessagePort {
     engine.style.setProperty('display', 'none', 'important');
     document.body.append(engine);
   }
-  if (engineReady) engine.contentWindow!.postMessage({ type: CONNECT }, origin, [ch.port1]);
-  else waiting.push(ch.port1);
+  if (engineReady) engine.contentWindow!.postMessage(msg, origin, [ch.port1]);
+  else waiting.push([msg, ch.port1]);
   return ch.port2;
 }
 
@@ -85,13 +86,13 @@ addEventListener('message', (e) => {
   const m = e.data;
   if (engine && e.source === engine.contentWindow && m?.type === ENGINE_HELLO) {
     engineReady = true;
-    for (const p of waiting.splice(0)) engine.contentWindow!.postMessage({ type: CONNECT }, origin, [p]);
+    for (const [msg, p] of waiting.splice(0)) engine.contentWindow!.postMessage(msg, origin, [p]);
     return;
   }
   const live = frames.get(e.source as Window);
   if (!live) return;
   if (m?.type === HELLO) {
-    live.frame.contentWindow!.postMessage({ type: EXAMPLE, example: live.example }, origin, [connect()]);
+    live.frame.contentWindow!.postMessage({ type: EXAMPLE, example: live.example }, origin, [connect(live.version)]);
   } else if (m?.type === RESIZE && !live.fixed && m.height > 0) {
     live.frame.style.setProperty('height', `${Math.min(Math.ceil(m.height), 5000)}px`, 'important');
   }
@@ -183,7 +184,7 @@ function makeLive(el: Element): void {
   block.before(wrap);
   (block as HTMLElement).hidden = true;
   (block as HTMLElement).style.setProperty('display', 'none', 'important');
-  frames.set(frame.contentWindow!, { frame, example, fixed, followsPage });
+  frames.set(frame.contentWindow!, { frame, example, fixed, followsPage, version: o.version });
   watchTheme();
 }
 

@@ -2,7 +2,8 @@
 // the docs page) and each embed frame (embed/?host=...: an example's editors and panes).
 //
 //   engine frame -> docs page   {type: ENGINE_HELLO}                  the frame listens; ports may come
-//   docs page -> engine frame   {type: CONNECT}, [port]               one port per embed frame
+//   docs page -> engine frame   {type: CONNECT, version?}, [port]     one port per embed frame, for an engine
+//                                                                     emulating version (the newest: none)
 //   embed frame -> docs page    {type: HELLO}                         the frame listens; its example may come
 //   docs page -> embed frame    {type: EXAMPLE, example}, [port]      the example's text, and its engine port
 //   embed frame -> docs page    {type: 'crdplay:resize', height}      (main.ts) the frame's content height
