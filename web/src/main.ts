@@ -277,7 +277,8 @@ function state(): State {
     crd: app.editors.text('crd'), objects: app.editors.text('objects'), old: app.editors.text('old'),
     mode: app.mode, webhook: app.webhookCode === DEFAULT_WEBHOOK ? '' : app.webhookCode, tab: app.tab,
     version: minorName(app.target),
-    ...(app.editors.text('oldcrd') ? { oldCrd: app.editors.text('oldcrd') } : {}),
+    // The old CRD only where it is used: links of the other modes stay as they were.
+    ...(app.mode === 'upgrade' ? { oldCrd: app.editors.text('oldcrd') } : {}),
   };
 }
 const restored = restore();
