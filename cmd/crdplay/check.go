@@ -18,7 +18,7 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("crdplay check", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o struct {
-		old, new, crd, output, namespace, fieldValidation string
+		old, new, crd, output, namespace, fieldValidation, emulated string
 	}
 	fs.StringVar(&o.old, "old", "", "the old CRD's file: check the upgrade from it to --new, with the objects stored under it")
 	fs.StringVar(&o.new, "new", "", "the CRD's file (the new CRD with --old)")
@@ -26,6 +26,7 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVarP(&o.output, "output", "o", "text", "output format: text (file:line:column: severity: message) or json")
 	fs.StringVarP(&o.namespace, "namespace", "n", "default", "the namespace of namespaced objects that name none")
 	fs.StringVar(&o.fieldValidation, "field-validation", "Strict", "the writes' fieldValidation: Strict (kubectl's default), Warn or Ignore")
+	fs.StringVar(&o.emulated, "emulated-version", "", "answer as Kubernetes 1.34 to 1.37 does, as kube-apiserver's --emulated-version (default: the newest)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: crdplay check [--old OLD.yaml] --new NEW.yaml [OBJECTS.yaml ...] [-o text|json]\n\n%s", fs.FlagUsages())
 	}
@@ -92,7 +93,7 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if c.upgrade {
 		in.Mode, in.OldCRDs = playground.ModeUpgrade, &c.old.text
 	}
-	res, err := playground.NewSession(playground.Options{UserAgent: "crdplay"}).Evaluate(ctx, in)
+	res, err := playground.NewSession(playground.Options{UserAgent: "crdplay", EmulatedVersion: o.emulated}).Evaluate(ctx, in)
 	if err != nil {
 		fmt.Fprintf(stderr, "crdplay: %v\n", err)
 		return exitInput

@@ -55,6 +55,8 @@ var cases = []struct {
 	{"different-names", "check --old testdata/crontab.yaml --new testdata/other-name.yaml testdata/crontabs.yaml"},
 	{"missing-files", "check --old testdata/crontab.yaml --new testdata/missing.yaml testdata/nothere.yaml"},
 	{"no-new", "check testdata/crontabs.yaml"},
+	// Only a refused version here: the emulated version is process-wide, and the other cases run the newest.
+	{"bad-emulated-version", "check --new testdata/crontab.yaml --emulated-version 1.33"},
 	{"bad-output", "check --new testdata/crontab.yaml -o yaml"},
 	{"unknown-command", "lint"},
 }

@@ -13,7 +13,8 @@
 //
 // Without --old it checks the objects against the CRD as kubectl create -f would: the CRD's create, then
 // each object's. The writes use --field-validation (default Strict, as kubectl's), in --namespace (default
-// "default") for namespaced objects that name none.
+// "default") for namespaced objects that name none. --emulated-version 1.34 (to 1.37) answers as that
+// Kubernetes minor does, as kube-apiserver's flag of that name.
 //
 // Object files are joined in the order given (each its own documents); every position reported is in the
 // file it came from. A List document stands for its items.
