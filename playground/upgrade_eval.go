@@ -86,6 +86,12 @@ func (u *upgrader) run() {
 		if o.crd == nil {
 			continue
 		}
+		if o.crd != oldCRD {
+			// Served by another CRD of the old text, which the check leaves out.
+			ev.fail(o, "NoKindMatch", fmt.Sprintf("the upgrade check takes one CRD in each text, and %s is not the first CRD of the old text", o.crd.name), "kind")
+			o.crd = nil
+			continue
+		}
 		if u.store(o) {
 			ev.finish(o, nil)
 			u.before[o] = o.live

@@ -185,6 +185,8 @@ func TestUpgradeBadInput(t *testing.T) {
 		{"new text broken YAML", c.old, "apiVersion: apiextensions.k8s.io/v1\nkind: [\n", c.objects, SourceCRDs, "YAMLSyntax", "", 400, 2},
 		{"two new CRDs", c.old, c.new + "---\n" + c.new, c.objects, SourceCRDs, "TooManyCRDs", "one CRD in each text", 200, 2},
 		{"two old CRDs", c.old + "---\n" + c.old, c.new, c.objects, SourceOldCRDs, "TooManyCRDs", "one CRD in each text", 200, 2},
+		{"object of the old text's second CRD", c.old + "---\n" + strings.NewReplacer("widgets", "gadgets", "Widget", "Gadget", "widget", "gadget").Replace(c.old), c.new,
+			c.objects + "---\napiVersion: example.com/v1\nkind: Gadget\nmetadata:\n  name: g\n", SourceObjects, "NoKindMatch", "not the first CRD of the old text", 200, 2},
 		{"names differ", c.old, renamed, c.objects, SourceCRDs, "BadRequest", "does not match the name on the URL", 400, 2},
 		{"new text not a CRD", c.old, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n", c.objects, SourceCRDs, "", "", 400, 2},
 		{"object of a kind no CRD serves", c.old, c.new, "apiVersion: example.com/v1\nkind: Gadget\nmetadata:\n  name: g\n", SourceObjects, "NoKindMatch", "no matches for kind", 200, 0},
