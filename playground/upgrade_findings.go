@@ -119,13 +119,19 @@ func (u *upgrader) evidence(f crddiff.Finding) ([]string, string) {
 				}
 			}
 		}
-		if dropsField(f.Rule) && f.ObjectPath != "" {
+		if (dropsField(f.Rule) || f.Rule == "default") && f.ObjectPath != "" {
 			before := u.before[o]
 			for _, c := range u.entry(o).Checks {
 				if c.Op != "get" || c.Object == nil || (f.Version != "" && c.Version != f.Version) {
 					continue
 				}
 				switch {
+				case f.Rule == "default" && differs(before, c.Object, f.ObjectPath):
+					// Defaults apply when stored objects are read, and are stored by the next write.
+					add("default", who, f.ObjectPath)
+					hit = true
+				case f.Rule == "default":
+					continue
 				case changed(before, c.Object, f.ObjectPath):
 					add("read", who, f.ObjectPath)
 					hit = true
@@ -162,6 +168,8 @@ func (u *upgrader) evidence(f crddiff.Finding) ([]string, string) {
 			parts = append(parts, fmt.Sprintf("%s now %s %s next status update: %s", who, verb("fails", "fail"), verb("its", "their"), b.first))
 		case "latent":
 			parts = append(parts, fmt.Sprintf("%s would be refused if created now (%s): ratcheting lets %s unchanged updates through, but not the next change there", who, b.first, verb("its", "their")))
+		case "default":
+			parts = append(parts, fmt.Sprintf("%s now %s %s with the new default, which %s next update stores", who, verb("reads", "read"), b.first, verb("its", "their")))
 		case "read":
 			parts = append(parts, fmt.Sprintf("%s no longer %s %s back as stored", who, verb("reads", "read"), b.first))
 		case "write":
@@ -244,6 +252,20 @@ func (u *upgrader) refusalCause(f crddiff.Finding) string {
 		}
 	}
 	return ""
+}
+
+// differs reports whether the values at an object path differ between the stored object as the old CRD
+// served it and a read after the upgrade, where either may lack them.
+func differs(before map[string]interface{}, after json.RawMessage, path string) bool {
+	var a map[string]interface{}
+	dec := json.NewDecoder(bytes.NewReader(after))
+	dec.UseNumber()
+	if before == nil || dec.Decode(&a) != nil {
+		return false
+	}
+	vb, _ := valuesAt(before, path)
+	va, _ := valuesAt(a, path)
+	return !reflect.DeepEqual(vb, va)
 }
 
 // changed reports whether the value at an object path (with [*] for any list index or map key) differs

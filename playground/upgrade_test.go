@@ -132,6 +132,7 @@ func TestUpgradeFindingsEvidence(t *testing.T) {
 		{"scope-change-refused", []want{{"scope", []string{}, `the API refuses the new CRD: spec.scope: Invalid value: "Cluster": field is immutable`}}},
 		{"version-removed-while-stored", []want{{"storedVersionRemoval", []string{}, `the API refuses the new CRD: status.storedVersions[0]`}}},
 		{"storage-version-change", nil},
+		{"default-added", []want{{"default", []string{"default/a"}, "the stored object now reads spec.mode with the new default"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
