@@ -159,7 +159,7 @@ function answer(c: CrdplayUpgradeCheck): HTMLElement {
   for (const w of c.warnings) box.append(h('p', { class: 'warning' }, `Warning: ${w}`));
   const body = c.error ?? c.object;
   if (body !== undefined) {
-    box.append(h('details', { class: 'full-message' }, h('summary', {}, c.op === 'get' ? 'the object as read' : 'the API\'s whole answer'),
+    box.append(h('details', { class: 'full-message' }, h('summary', {}, c.error ? 'the API\'s whole answer' : 'the object as read'),
       h('pre', { class: 'code wrap' }, JSON.stringify(body, null, 2))));
   } else if (!c.error) {
     box.append(h('p', { class: 'muted' }, 'accepted'));

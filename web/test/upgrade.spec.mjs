@@ -278,6 +278,45 @@ test('a link made before the upgrade mode opens as it did: no old CRD, its own m
   }
 });
 
+test('a conversion webhook that fails for stored objects: the failed read opens to the API\'s answer', async () => {
+  // The new CRD adds v1, converted by a webhook (the page's JavaScript) that refuses objects without a port.
+  const webhookCRD = versionedCRD([['v1beta1', true], ['v1', false]]).replace('  versions:\n',
+    '  conversion:\n    strategy: Webhook\n    webhook:\n      conversionReviewVersions: [v1]\n      clientConfig: {url: "https://convert.example.com/crontabs"}\n  versions:\n');
+  const code = `function convert(review) {
+  const { uid, desiredAPIVersion, objects } = review.request;
+  const bad = objects.find((o) => !o.port);
+  const result = bad ? { status: 'Failure', message: 'no port in ' + bad.metadata.name } : { status: 'Success' };
+  return { apiVersion: review.apiVersion, kind: 'ConversionReview',
+    response: { uid, result, convertedObjects: bad ? [] : objects.map((o) => ({ ...o, apiVersion: desiredAPIVersion })) } };
+}`;
+  await page.click('#tab-versions');
+  const defaultCode = await page.inputValue('#webhook-code');
+  await page.fill('#webhook-code', code);
+  await page.click('text=Use this webhook and run');
+  await settled();
+  const objects = ['apiVersion: example.com/v1beta1\nkind: CronTab\nmetadata:\n  name: with-port\nhost: a\nport: "1"\n',
+    'apiVersion: example.com/v1beta1\nkind: CronTab\nmetadata:\n  name: no-port\nhost: b\n'].join('---\n');
+  await upgrade({ oldCrd: versionedCRD([['v1beta1', true]]), crd: webhookCRD, objects });
+  const pane = page.locator('#pane-result');
+  const verdicts = async (name, v) => (await pane.locator(`tr[data-object="default/${name}"] td[data-version=${v}] details.verdicts > summary .verdict`).allTextContents())
+    .map((s) => s.replace(/\s+/g, ' ').trim());
+  assert.deepEqual(await verdicts('with-port', 'v1'), ['GET 200', 'update 200']);
+  assert.deepEqual(await verdicts('no-port', 'v1beta1'), ['GET 200', 'update 200']);
+  // The read in v1 fails, so nothing is written there; its cell is open at the API's Status.
+  assert.deepEqual(await verdicts('no-port', 'v1'), ['GET 500']);
+  const cell = pane.locator('tr[data-object="default/no-port"] td[data-version=v1] details.verdicts');
+  assert.equal(await cell.evaluate((d) => d.open && d.classList.contains('failed')), true);
+  assert.equal(await cell.locator('.check[data-op=get] details summary').textContent(), 'the API\'s whole answer');
+  assert.match(await cell.locator('.check[data-op=get] .status-error').textContent(), /^InternalError: Internal error occurred: StorageError: corrupt object, .*: conversion webhook for example\.com\/v1beta1, Kind=CronTab failed: no port in no-port/);
+  await page.screenshot({ path: path.join(resultsDir, 'upgrade-webhook-failure.png') });
+  // The page's default webhook again, for the tests after.
+  await page.click('#tab-versions');
+  await page.fill('#webhook-code', defaultCode);
+  await page.click('text=Use this webhook and run');
+  await settled();
+  await page.click('#tab-result');
+});
+
 test('the gallery\'s upgrade examples load into the three editors', async () => {
   await page.focus('#examples');
   await page.waitForSelector('#examples optgroup[label="CRD upgrades"] option', { state: 'attached', timeout: 30_000 });
