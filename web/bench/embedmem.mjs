@@ -3,9 +3,11 @@
 //   shared: embed.js (one hidden engine frame, every example's frame talks to it over a MessagePort);
 //   per-frame: five iframes of embed/ as the Embed dialog writes them, each with an engine of its own;
 //   none: the same docs page with static blocks (the baseline).
-// Memory is the proportional set size (PSS, /proc/PID/smaps_rollup) of every process of the browser, which
-// counts the engine's wasm memory in its worker (performance.memory counts one frame's JS heap only), after
-// the examples have answered and a garbage collection (CDP HeapProfiler.collectGarbage in each frame).
+// Memory is the proportional set size (PSS, /proc/PID/smaps_rollup) of the renderer process that holds
+// crdplay's frames (site isolation puts them, and their workers with the engine's wasm memory, in one process
+// of their own: the largest renderer), and of all the browser's processes (noisier: spare renderers come and
+// go), after the examples have answered and a garbage collection (CDP HeapProfiler.collectGarbage in each
+// frame). performance.memory is the frames' shared JS heap, without the workers.
 // Also: the time to the first live example of /embed-demo.html, cold (a fresh profile).
 //
 // Run: CRDPLAY_WEB_DIR=build/web node web/bench/embedmem.mjs (EXAMPLES=1 for one example instead of five)
@@ -53,24 +55,32 @@ function pss(root) {
     } catch { /* gone */ }
   }
   let kb = 0;
+  const each = [];
   const walk = (p) => {
-    try { kb += Number(/^Pss:\s+(\d+)/m.exec(readFileSync(`/proc/${p}/smaps_rollup`, 'utf8'))[1]); } catch { /* gone */ }
+    try {
+      const n = Number(/^Pss:\s+(\d+)/m.exec(readFileSync(`/proc/${p}/smaps_rollup`, 'utf8'))[1]);
+      kb += n;
+      each.push(`${/--type=([\w-]+)/.exec(readFileSync(`/proc/${p}/cmdline`, 'utf8'))?.[1] ?? 'browser'} ${Math.round(n / 1024)}`);
+    } catch { /* gone */ }
     for (const k of kids.get(p) ?? []) walk(k);
   };
   walk(root);
-  return kb / 1024;
+  if (process.env.VERBOSE) console.log(each.join(', '));
+  const renderers = each.filter((e) => e.startsWith('renderer ')).map((e) => Number(e.split(' ')[1]));
+  return { total: kb / 1024, renderer: Math.max(0, ...renderers) };
 }
 
-/** The browser's main process: the one whose command line names the profile. */
-function browserPid(profileHint) {
+/** The browser's main process: the one this process started (other browsers may run beside it). */
+function browserPid() {
   for (const d of readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue;
     try {
+      const ppid = Number(readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1].split(' ')[1]);
       const cmd = readFileSync(`/proc/${d}/cmdline`, 'utf8');
-      if (cmd.includes(profileHint) && !cmd.includes('--type=')) return Number(d);
+      if (ppid === process.pid && cmd.includes('chrom') && !cmd.includes('--type=')) return Number(d);
     } catch { /* gone */ }
   }
-  throw new Error('no browser process');
+  throw new Error('no browser process of this process');
 }
 
 async function measure(server, kind) {
@@ -85,7 +95,7 @@ async function measure(server, kind) {
   const docs = http.createServer((req, res) => { res.setHeader('Content-Type', 'text/html'); res.end(`<!doctype html><link rel="icon" href="data:,"><body style="margin:0">${body}</body>`); });
   await new Promise((r) => docs.listen(0, '127.0.0.1', r));
   const b = await launch({ viewport: { width: 1000, height: 1000 } });
-  const pid = browserPid(b.context._options?.userDataDir ?? 'crdplay-chromium-');
+  const pid = browserPid();
   const page = b.page;
   const t0 = Date.now();
   await page.goto(`http://127.0.0.1:${docs.address().port}/`);
@@ -105,10 +115,10 @@ async function measure(server, kind) {
   }
   await page.waitForTimeout(1000);
   const heaps = await Promise.all(frames().map((f) => f.evaluate(() => performance.memory.usedJSHeapSize / 1048576)));
-  const mb = pss(pid);
+  const mem = pss(pid);
   await b.close();
   docs.close();
-  return { kind, allLive, pssMB: Math.round(mb), frameJSHeapMB: heaps.map((h) => +h.toFixed(1)) };
+  return { kind, allLive, pssMB: Math.round(mem.total), rendererMB: mem.renderer, frameJSHeapMB: heaps.map((h) => +h.toFixed(1)) };
 }
 
 async function demoFirstLive(server) {
@@ -131,8 +141,9 @@ try {
   for (const kind of ['none', 'shared', 'per-frame']) rows.push(await measure(server, kind));
   const base = rows[0].pssMB;
   for (const r of rows) {
-    console.log(`${r.kind.padEnd(9)} browser PSS ${r.pssMB} MB (+${r.pssMB - base} MB over static blocks, ${((r.pssMB - base) / N).toFixed(0)} MB per example); ` +
-      `${N} examples answered ${r.allLive} ms after navigation; each frame's JS heap ${r.frameJSHeapMB.join(', ')} MB`);
+    console.log(`${r.kind.padEnd(9)} crdplay's renderer process (its frames and their workers) ${r.rendererMB} MB PSS; ` +
+      `all the browser's processes ${r.pssMB} MB (+${r.pssMB - base} MB over static blocks); ` +
+      `${N} examples answered ${r.allLive} ms after navigation; the frames' JS heap ${r.frameJSHeapMB.join(', ')} MB`);
   }
 } finally {
   server.stop();
