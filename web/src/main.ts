@@ -205,7 +205,7 @@ function fillTargets(): void {
   if (!targetSelect) return;
   const opts: HTMLElement[] = [];
   for (let m = app.range.newest; m >= app.range.oldest; m--) {
-    opts.push(h('option', { value: minorName(m) }, targetLabel(m, engines?.emulated ?? DEFAULT_EMULATED)));
+    opts.push(h('option', { value: minorName(m) }, targetLabel(m, engines ? engines.emulated.filter((v) => engines!.emulates(v)) : DEFAULT_EMULATED)));
   }
   targetSelect.replaceChildren(...opts);
   targetSelect.value = minorName(app.target);
