@@ -82,6 +82,9 @@ test('the oldest Kubernetes per rule and per CRD, and warnings for an older targ
   assert.equal(options.length, range.newest - range.oldest + 1, `options ${options}`);
   // Labelled by the versions the engine says it emulates (versions.ts's DEFAULT_EMULATED before it says).
   const emulated = await page.evaluate(() => window.crdplay.version().emulatedVersions);
+  const m = readFileSync(path.join(root, 'web/src/versions.ts'), 'utf8').match(/DEFAULT_EMULATED: readonly string\[\] = (\[[^\]]*\])/);
+  assert.ok(m, 'DEFAULT_EMULATED in web/src/versions.ts');
+  assert.deepEqual(emulated, JSON.parse(m[1].replaceAll("'", '"')), 'web/src/versions.ts DEFAULT_EMULATED is engine.EmulatedVersions()');
   assert.deepEqual(emulated, ['1.34', '1.35', '1.36', '1.37']);
   for (let m = range.newest, i = 0; m >= range.oldest; m--, i++) {
     assert.equal(options[i], `1.${m} (${emulated.includes(`1.${m}`) ? 'emulated' : 'compatibility check only'})`);
