@@ -362,3 +362,37 @@ ${esc(GOOD)}</pre>
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test('two examples with different CRDs on the one engine: each edit is evaluated against its own CRD', async () => {
+  const gadgets = CRD.replaceAll('widget', 'gadget').replaceAll('Widget', 'Gadget');
+  const gadget = GOOD.replaceAll('widget', 'gadget').replaceAll('Widget', 'Gadget');
+  const docs = await staticServer((p) => p === '/' ? ['text/html', `<!doctype html><link rel="icon" href="data:,"><body>
+<pre class="crdplay">${esc(CRD)}
+---
+${esc(GOOD)}</pre>
+<pre class="crdplay">${esc(gadgets)}
+---
+${esc(gadget)}</pre>
+<script src="${server.url}embed.js"></script></body>`] : null);
+  closers.push(docs.close);
+  const page = await browser.context.newPage();
+  const problems = watchErrors(page);
+  await page.goto(docs.url + '/');
+  const a = (await liveAt(page, 'pre.crdplay', 0)).frame;
+  const b = (await liveAt(page, 'pre.crdplay', 1)).frame;
+  // Each edit sends only the objects (its frame's CRD text is unchanged); the engine frame puts the CRD of the
+  // frame back when the other frame evaluated last.
+  const edit = async (f, from, to, kind) => {
+    const n = await f.evaluate(() => window.crdplayPlayground.runs);
+    await f.evaluate(([x, y]) => window.crdplayPlayground.editors.set('objects', window.crdplayPlayground.editors.text('objects').replace(x, y)), [from, to]);
+    await f.waitForFunction((m) => window.crdplayPlayground.runs > m, n, { polling: 100, timeout: 30_000 });
+    const got = await f.evaluate(() => window.crdplayPlayground.evaluation.objects.map((o) => [o.kind, o.status]));
+    assert.deepEqual(got, [[kind, 201]]);
+  };
+  await edit(a, 'good-widget', 'widget-2', 'Widget');
+  await edit(b, 'good-gadget', 'gadget-2', 'Gadget');
+  await edit(a, 'widget-2', 'widget-3', 'Widget');
+  await edit(b, 'gadget-2', 'gadget-3', 'Gadget');
+  assert.deepEqual(problems, []);
+  await page.close();
+});
