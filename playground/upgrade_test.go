@@ -3,6 +3,7 @@ package playground
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -132,6 +133,7 @@ func TestUpgradeFindingsEvidence(t *testing.T) {
 		{"scope-change-refused", []want{{"scope", []string{}, `the API refuses the new CRD: spec.scope: Invalid value: "Cluster": field is immutable`}}},
 		{"version-removed-while-stored", []want{{"storedVersionRemoval", []string{}, `the API refuses the new CRD: status.storedVersions[0]`}}},
 		{"storage-version-change", nil},
+		{"type-changed", []want{{"type", []string{"default/a", "default/b"}, "2 of 2 objects would be refused if created now (spec.size: Invalid value: \"string\": spec.size in body must be of type integer"}}},
 		{"default-added", []want{{"default", []string{"default/a"}, "the stored object now reads spec.mode with the new default"}}},
 	}
 	for _, tt := range tests {
@@ -225,5 +227,26 @@ func TestUpgradeBadInput(t *testing.T) {
 				t.Error(err)
 			}
 		})
+	}
+}
+
+// TestUpgradeListItems: a List document stands for its items, which the report names by document and item.
+func TestUpgradeListItems(t *testing.T) {
+	c := readUpgradeCase(t, filepath.Join(upgradeDir, "tightened-maximum"))
+	list := "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: example.com/v1, kind: Widget, metadata: {name: x}, spec: {replicas: 8}}\n- {apiVersion: example.com/v1, kind: Widget, metadata: {name: z}, spec: {replicas: 1}}\n"
+	res, err := NewSession(Options{}).Evaluate(context.Background(), Input{Mode: ModeUpgrade, OldCRDs: &c.old, CRDs: &c.new, Objects: list})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, o := range res.Upgrade.Objects {
+		got = append(got, fmt.Sprintf("%d/%d %s/%s %d checks", o.Document, o.Item, o.Namespace, o.Name, len(o.Checks)))
+	}
+	want := []string{"0/1 default/x 2 checks", "0/2 default/z 2 checks"}
+	if !slices.Equal(got, want) {
+		t.Errorf("objects %q, want %q", got, want)
+	}
+	if f := res.Upgrade.Findings; len(f) != 1 || !slices.Equal(f[0].Affected, []string{"default/x"}) {
+		t.Errorf("findings %+v, want the maximum affecting default/x", f)
 	}
 }
