@@ -119,6 +119,25 @@ var cuts = []cut{
 	{"k8s.io/kube-openapi/pkg/validation/spec", "gnostic.go", nil, "FromGnostic: gnostic documents to spec types"},
 	{"k8s.io/kube-openapi/pkg/util/proto", "document.go", []string{"VendorExtensionToMap", "NewOpenAPIData", "Definitions.parseReference", "parseDefault", "Definitions.parseBaseSchema", "Definitions.parseMap", "Definitions.parsePrimitive", "Definitions.parseArray", "Definitions.parseKind", "Definitions.parseArbitrary", "Definitions.ParseSchema"}, "the OpenAPI v2 parser from gnostic documents (proto.Models and its types stay: managedfields uses them)"},
 	{"k8s.io/kube-openapi/pkg/util/proto", "document_v3.go", nil, "the OpenAPI v3 parser from gnostic documents"},
+
+	// text/template's initializer keeps its builtin functions (eq, lt, index, slice...: 72 kB of code) in every
+	// program that imports it, whether or not it executes a template. Two imports in the graph execute none:
+	// cel-go's prompt.go, which renders prompts for AI-assisted CEL authoring (nothing in Kubernetes calls it),
+	// and component-base's help formatter for cobra commands, which also brings cobra.
+	{"github.com/google/cel-go/cel", "prompt.go", nil, "AuthoringPrompt and its text/template: prompts for AI-assisted CEL authoring, called by nothing in the graph"},
+	{"k8s.io/component-base/cli/flag", "sectioned.go", []string{"SetUsageAndHelpFunc"}, "sets a cobra command's help and usage functions; the engine has no commands (NamedFlagSets, which the compatibility registry uses, stays)"},
+
+	// Metrics with a context attach the request's OpenTelemetry span as an exemplar. Nothing in the graph asks
+	// for a metric with a context (and a browser tab has no tracing span), yet these methods alone import
+	// OpenTelemetry's trace API, its semantic conventions and attribute encoders (about 150 kB of code).
+	{"k8s.io/component-base/metrics", "counter.go", []string{"exemplarCounterMetric", "Counter.WithContext", "exemplarCounterMetric.Add", "exemplarCounterMetric.Inc",
+		"CounterVec.WithContext", "CounterVecWithContext", "CounterVecWithContext.WithLabelValues", "CounterVecWithContext.With"}, "counters with a context: exemplars from the context's OpenTelemetry span"},
+	{"k8s.io/component-base/metrics", "histogram.go", []string{"exemplarHistogramMetric", "exemplarHistogramVec", "exemplarHistogramMetric.Observe", "Histogram.WithContext",
+		"HistogramVec.WithContext", "HistogramVecWithContext", "exemplarHistogramVec.Observe", "exemplarHistogramVec.withExemplar",
+		"HistogramVecWithContext.WithLabelValues", "HistogramVecWithContext.With", "HistogramVecWithContext.ObserveSince"}, "histograms with a context: exemplars from the context's OpenTelemetry span"},
+	// Their callers in the audit package count the events an audit sink processes; the engine has no sink.
+	{"k8s.io/apiserver/pkg/audit", "metrics.go", []string{"ObserveEvent", "ObservePolicyLevel"}, "count audit events and policy levels with the request's context (the audit filter's and ProcessEventStage's metrics)"},
+	{"k8s.io/apiserver/pkg/audit", "context.go", []string{"AuditContext.ProcessEventStage"}, "hands an audit event to the audit sink: called by the audit filter of a server's handler chain, which the engine does not run"},
 }
 
 // stampVersion changes whenever the output's layout or the cutting changes, so that old outputs are rebuilt.
