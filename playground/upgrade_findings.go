@@ -121,8 +121,11 @@ func (u *upgrader) evidence(f crddiff.Finding) ([]string, string) {
 		}
 		if (dropsField(f.Rule) || f.Rule == "default") && f.ObjectPath != "" {
 			before := u.before[o]
+			// before is the object read in its own version: another version's read has the same fields
+			// only when the CRD converts by apiVersion alone.
+			sameFields := func(v string) bool { return v == o.ver || u.newC.conversionNone }
 			for _, c := range u.entry(o).Checks {
-				if c.Op != "get" || c.Object == nil || (f.Version != "" && c.Version != f.Version) {
+				if c.Op != "get" || c.Object == nil || (f.Version != "" && c.Version != f.Version) || !sameFields(c.Version) {
 					continue
 				}
 				switch {
