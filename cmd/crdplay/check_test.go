@@ -4,15 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden from real evaluations")
+	"crdplay/internal/golden"
+)
 
 // cases run the command in-process with the testdata files; testdata/golden/<name>.txt holds the command
 // line, the exit status and the output.
@@ -70,23 +69,7 @@ func TestCheck(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			code := run(context.Background(), strings.Fields(tc.args), &stdout, &stderr)
 			got := fmt.Sprintf("$ crdplay %s\nexit %d\n-- stdout --\n%s-- stderr --\n%s", tc.args, code, stdout.String(), stderr.String())
-			golden := filepath.Join("testdata", "golden", tc.name+".txt")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update, then review the output)", err)
-			}
-			if got != string(want) {
-				t.Errorf("%s differs (run with -update and review):\n--- got\n%s\n--- want\n%s", golden, got, want)
-			}
+			golden.Check(t, filepath.Join("testdata", "golden", tc.name+".txt"), []byte(got))
 		})
 	}
 }

@@ -3,7 +3,6 @@ package examples_test
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,11 +11,10 @@ import (
 	"testing"
 
 	"crdplay/internal/examples"
+	"crdplay/internal/golden"
 	"crdplay/internal/oraclecase"
 	"crdplay/playground"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/upgrade/*.txt from the page's evaluator")
 
 // oracleAgent makes the API name the managedFields manager "oracle", as in the recordings.
 const oracleAgent = "oracle/v0.37.2"
@@ -65,7 +63,7 @@ func TestUpgradeExamples(t *testing.T) {
 			}
 			steps := readSteps(t, ex.Dir)
 			checkAgainstOracle(t, rep, steps)
-			golden(t, ex.Name, summary(rep, res.Diagnostics))
+			checkGolden(t, ex.Name, summary(rep, res.Diagnostics))
 		})
 	}
 	if ran < 5 {
@@ -234,23 +232,7 @@ func firstLine(s string) string {
 	return line
 }
 
-func golden(t *testing.T, name, got string) {
+func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	file := filepath.Join("testdata", "upgrade", strings.ReplaceAll(name, "/", "_")+".txt")
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("%v (write it with -update, then review it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from the evaluator's report (rewrite with -update and review):\n%s", file, oraclecase.UnifiedDiff(file, "evaluator", want, []byte(got)))
-	}
+	golden.Check(t, filepath.Join("testdata", "upgrade", strings.ReplaceAll(name, "/", "_")+".txt"), []byte(got))
 }

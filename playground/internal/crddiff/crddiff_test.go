@@ -2,7 +2,6 @@ package crddiff
 
 import (
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,10 +10,9 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
 
+	"crdplay/internal/golden"
 	"crdplay/playground/internal/yamlpos"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata")
 
 // crd builds a one-version CRD (v1, storage) whose spec property has the given schema, indented as the
 // properties of spec.
@@ -330,20 +328,7 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			got = append(got, '\n')
-			golden := base + ".golden.json"
-			if *update {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update)", err)
-			}
-			if string(got) != string(want) {
-				t.Errorf("%s differs (run with -update and review):\n got %s\nwant %s", golden, got, want)
-			}
+			golden.Check(t, base+".golden.json", got)
 		})
 	}
 }
