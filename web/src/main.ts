@@ -92,7 +92,9 @@ document.body.dataset.editors = 'ready';
 const webhook = new Webhook(app.webhookCode);
 const webhookBox = buildWebhookBox();
 function setTab(tab: string): void {
-  if (!(TABS as readonly string[]).includes(tab)) tab = 'result';
+  // A tab the embed's panes hide is never shown (a link's tab, the default Result): its pane would be blank.
+  const shown = (t: string) => (TABS as readonly string[]).includes(t) && !$(`tab-${t}`)?.classList.contains('gone');
+  if (!shown(tab)) tab = TABS.find(shown) ?? 'result';
   app.tab = tab as Tab;
   for (const t of TABS) {
     const btn = $(`tab-${t}`);

@@ -519,6 +519,19 @@ test('embed route: minimal chrome, panes and read-only from the URL, resizes its
   await host.close();
 });
 
+test('embed route without tab=: the first tab of panes opens, not a hidden Result', async (t) => {
+  const frag = new URL(await page.evaluate(() => window.crdplayPlayground.permalink())).hash;
+  const embedPage = await browser.context.newPage();
+  t.after(() => embedPage.close());
+  await embedPage.goto(`${server.url}embed/?panes=objects,table${frag}`);
+  await embedPage.waitForFunction(() => Number(document.body.dataset.runs ?? 0) >= 1, null, { timeout: 90_000 });
+  const got = await embedPage.evaluate(() => ({
+    tabs: [...document.querySelectorAll('.tab:not(.gone)')].map((b) => b.dataset.tab),
+    selected: document.querySelector('.tab[aria-selected=true]')?.dataset.tab,
+  }));
+  assert.deepEqual(got, { tabs: ['table'], selected: 'table' });
+});
+
 test('the command line: raw requests, and kubectl when the engine has it', async () => {
   await page.click('#tab-cli');
   const cli = async (line, want) => {
