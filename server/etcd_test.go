@@ -254,6 +254,7 @@ func TestNewHandlerEtcdOptions(t *testing.T) {
 		{"both", server.Options{Storage: server.StorageEtcd, Etcd: server.EtcdOptions{Embedded: true, DataDir: "d", Endpoints: []string{"http://127.0.0.1:1"}}}, "not both"},
 		{"embedded without data dir", server.Options{Storage: server.StorageEtcd, Etcd: server.EtcdOptions{Embedded: true}}, "needs a data directory"},
 		{"data dir without embedded", server.Options{Storage: server.StorageEtcd, Etcd: server.EtcdOptions{DataDir: "d", Endpoints: []string{"http://127.0.0.1:1"}}}, "a data directory is for the embedded etcd"},
+		{"no fsync without embedded", server.Options{Storage: server.StorageEtcd, Etcd: server.EtcdOptions{UnsafeNoFsync: true, Endpoints: []string{"http://127.0.0.1:1"}}}, "setting of the embedded etcd"},
 		{"TLS for embedded", server.Options{Storage: server.StorageEtcd, Etcd: server.EtcdOptions{Embedded: true, DataDir: "d", CAFile: "ca"}}, "TLS files are for etcd endpoints"},
 		{"TLS over http", server.Options{Storage: server.StorageEtcd, Etcd: server.EtcdOptions{Endpoints: []string{"http://127.0.0.1:1"}, CAFile: writeFile(t, "ca.pem", testCA(t))}}, "are http, but TLS is configured"},
 		{"missing CA file", server.Options{Storage: server.StorageEtcd, Etcd: server.EtcdOptions{Endpoints: []string{"https://127.0.0.1:1"}, CAFile: "/no/such/ca.pem"}}, "no such file"},
@@ -295,6 +296,7 @@ func TestCommandUsage(t *testing.T) {
 		{[]string{"--storage=etcd", "--etcd-embedded"}, "needs a data directory"},
 		{[]string{"--storage=etcd", "--etcd-endpoints=http://127.0.0.1:1", "--etcd-embedded", "--data-dir=d"}, "not both"},
 		{[]string{"--storage=etcd", "--etcd-endpoints=https://127.0.0.1:1", "--etcd-certfile=c"}, "needs both"},
+		{[]string{"--storage=etcd", "--etcd-endpoints=http://127.0.0.1:1", "--etcd-unsafe-no-fsync"}, "setting of the embedded etcd"},
 		{[]string{"--storage=mysql"}, `unsupported storage "mysql"`},
 	} {
 		cmd := exec.Command(bin, append([]string{"--addr=127.0.0.1:0"}, tc.args...)...)

@@ -62,10 +62,13 @@ type EtcdOptions struct {
 	// DataDir, which it needs.
 	Embedded bool
 	DataDir  string
+	// UnsafeNoFsync runs the embedded etcd without fsync (etcd's --unsafe-no-fsync): writes are acknowledged
+	// before they are on disk, so a crash loses acknowledged writes. For benchmarks only, never the default.
+	UnsafeNoFsync bool
 }
 
 func (o EtcdOptions) isZero() bool {
-	return len(o.Endpoints) == 0 && o.CAFile == "" && o.CertFile == "" && o.KeyFile == "" && !o.Embedded && o.DataDir == ""
+	return len(o.Endpoints) == 0 && o.CAFile == "" && o.CertFile == "" && o.KeyFile == "" && !o.Embedded && o.DataDir == "" && !o.UnsafeNoFsync
 }
 
 // Handler is the engine's Kubernetes API handler together with the storage it owns.
@@ -179,14 +182,23 @@ func openEtcd(o EtcdOptions, log *slog.Logger) (*etcdstore.Store, func() error, 
 		return nil, nil, errors.New("TLS files are for etcd endpoints; the embedded etcd serves plain HTTP on loopback")
 	case o.Embedded && o.DataDir == "":
 		return nil, nil, errors.New("the embedded etcd needs a data directory")
+	case o.UnsafeNoFsync && !o.Embedded:
+		return nil, nil, errors.New("skipping fsync is a setting of the embedded etcd; a cluster has its own")
 	case o.Embedded:
-		ep, stop, err := etcdstore.StartEmbedded(o.DataDir)
+		start := etcdstore.StartEmbedded
+		if o.UnsafeNoFsync {
+			start = etcdstore.StartEmbeddedUnsafeNoFsync
+		}
+		ep, stop, err := start(o.DataDir)
 		if err != nil {
 			return nil, nil, err
 		}
 		if log != nil {
 			// Its port is chosen at start: another server on this host shares the objects through this URL.
 			log.Info("embedded etcd started", "clientURL", ep, "dataDir", o.DataDir)
+			if o.UnsafeNoFsync {
+				log.Warn("the embedded etcd skips fsync: a crash loses writes that were acknowledged (a benchmark setting)")
+			}
 		}
 		cfg.Endpoints, stopEmbedded = []string{ep}, stop
 	case o.DataDir != "":

@@ -26,6 +26,19 @@ func StartEmbedded(dataDir string) (endpoint string, stop func(), err error) {
 	return StartEmbeddedOn(dataDir, "127.0.0.1:0")
 }
 
+// StartEmbeddedUnsafeNoFsync is StartEmbedded with etcd's --unsafe-no-fsync: etcd acknowledges writes before
+// they reach the disk, so a crash of the process or the machine loses writes that clients were told succeeded,
+// and can leave the data directory unreadable. It exists for benchmarks beside servers that run their etcd so
+// (the oracle does), never for data that matters.
+func StartEmbeddedUnsafeNoFsync(dataDir string) (endpoint string, stop func(), err error) {
+	cfg, err := embeddedConfig(dataDir, "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	cfg.UnsafeNoFsync = true
+	return startEmbedded(cfg)
+}
+
 // StartEmbeddedOn is StartEmbedded serving clients on addr, a loopback host:port; port 0 picks a free one.
 func StartEmbeddedOn(dataDir, addr string) (endpoint string, stop func(), err error) {
 	cfg, err := embeddedConfig(dataDir, addr)

@@ -521,3 +521,33 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// TestEmbeddedUnsafeNoFsync: only the benchmark's start skips fsync, and its etcd serves as the other: a key
+// written before a clean stop is there when the directory is opened again, with fsync.
+func TestEmbeddedUnsafeNoFsync(t *testing.T) {
+	t.Parallel()
+	if cfg, err := embeddedConfig(t.TempDir(), "127.0.0.1:0"); err != nil || cfg.UnsafeNoFsync {
+		t.Fatalf("embeddedConfig: UnsafeNoFsync %v (%v), want false: the default must fsync", cfg != nil && cfg.UnsafeNoFsync, err)
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	ep, stop, err := StartEmbeddedUnsafeNoFsync(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newStore(t, Config{Endpoints: []string{ep}, Prefix: "/nofsync"})
+	if _, err := s.Create(ctx, "/registry/a", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	stop()
+	ep, stop, err = StartEmbedded(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	s = newStore(t, Config{Endpoints: []string{ep}, Prefix: "/nofsync"})
+	if o, err := s.Get(ctx, "/registry/a"); err != nil || string(o.Value) != "v" {
+		t.Fatalf("after a restart: %q, %v; want v", o.Value, err)
+	}
+}

@@ -4,10 +4,12 @@
 //	crdplay-server [--addr 127.0.0.1:8080] [--storage memory] [--site build/web] [--log-requests] [--log-format text|json]
 //	crdplay-server --emulated-version 1.35 ...
 //	crdplay-server --storage etcd --etcd-endpoints URL,... [--etcd-cafile F] [--etcd-certfile F --etcd-keyfile F] ...
-//	crdplay-server --storage etcd --etcd-embedded --data-dir DIR ...
+//	crdplay-server --storage etcd --etcd-embedded --data-dir DIR [--etcd-unsafe-no-fsync] ...
 //
 // With --storage etcd, objects are kept in an etcd cluster, or in an etcd the server runs inside itself on a
-// loopback port (--etcd-embedded), whose data survives restarts in --data-dir. While etcd cannot be reached,
+// loopback port (--etcd-embedded), whose data survives restarts in --data-dir. --etcd-unsafe-no-fsync is for
+// benchmarks alone: the embedded etcd then acknowledges writes before they are on disk, as the oracle's does,
+// and a crash loses them. While etcd cannot be reached,
 // requests answer 503 Service Unavailable; the server keeps running and recovers when etcd is back.
 //
 // With a site (tools/webbuild's output; by default build/web when it exists, as `make run` builds it), the
@@ -57,6 +59,7 @@ func main() {
 	flag.StringVar(&etcd.CertFile, "etcd-certfile", "", "client certificate `file` for etcd (with --etcd-keyfile)")
 	flag.StringVar(&etcd.KeyFile, "etcd-keyfile", "", "client key `file` for etcd (with --etcd-certfile)")
 	flag.BoolVar(&etcd.Embedded, "etcd-embedded", false, "with --storage etcd: run etcd inside the server, on a loopback port (needs --data-dir)")
+	flag.BoolVar(&etcd.UnsafeNoFsync, "etcd-unsafe-no-fsync", false, "with --etcd-embedded: never fsync etcd's log, as etcd's --unsafe-no-fsync; a crash LOSES ACKNOWLEDGED WRITES (for benchmarks only)")
 	flag.StringVar(&etcd.DataDir, "data-dir", "", "`directory` of the embedded etcd's data, created if needed")
 	maxLinks := flag.Int("max-links", server.DefaultMaxLinks, "how many short links (POST /crdplay/v1/links) the server keeps in its storage; 0 turns them off")
 	logRequests := flag.Bool("log-requests", false, "log one line per request to stderr")
