@@ -2,7 +2,7 @@
 // per second and latency percentiles with concurrent clients over loopback HTTP. It is a report for
 // `make bench`, not a test: it prints a table and fails only when a request fails.
 //
-//	go run ./tools/loadbench [-clients 8] [-duration 5s] [-storage memory,etcd]
+//	go run ./tools/loadbench [-clients 8] [-duration 5s] [-storage memory,etcd] [-etcd-unsafe-no-fsync] [-writes-only] [-cpuprofile F]
 //
 // Each storage gets a fresh server (etcd: an embedded etcd in a temporary directory, as
 // `crdplay-server --storage etcd --etcd-embedded` runs it) with the documentation's CronTab CRD. The write
@@ -30,6 +30,8 @@ func main() {
 	clients := flag.Int("clients", 8, "concurrent clients")
 	duration := flag.Duration("duration", 5*time.Second, "length of each phase")
 	storages := flag.String("storage", "memory,etcd", "comma-separated storages to measure")
+	noFsync := flag.Bool("etcd-unsafe-no-fsync", false, "run the embedded etcd without fsync (crdplay-server's benchmark setting; the oracle's etcd runs so)")
+	writesOnly := flag.Bool("writes-only", false, "measure the write phase alone (a profile of the creates)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (server included) to `file`")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -45,11 +47,15 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 
-	fmt.Printf("API throughput: %d concurrent clients, %s per phase, loopback HTTP/1.1 keep-alive\n\n", *clients, *duration)
+	durability := "etcd fsyncs every write"
+	if *noFsync {
+		durability = "etcd WITHOUT fsync (-etcd-unsafe-no-fsync)"
+	}
+	fmt.Printf("API throughput: %d concurrent clients, %s per phase, loopback HTTP/1.1 keep-alive; %s\n\n", *clients, *duration, durability)
 	fmt.Printf("%-8s %-36s %10s %10s %10s %9s\n", "storage", "phase", "req/s", "p50", "p99", "requests")
 	failed := false
 	for _, name := range strings.Split(*storages, ",") {
-		rows, err := measure(name, *clients, *duration)
+		rows, err := measure(name, *clients, *duration, *noFsync, *writesOnly)
 		for _, r := range rows {
 			fmt.Printf("%-8s %-36s %10.0f %10s %10s %9d\n", name, r.Phase, r.RPS, r.P50, r.P99, r.N)
 		}
@@ -65,7 +71,7 @@ func main() {
 }
 
 // measure starts a server on the named storage and runs the phases against it.
-func measure(storage string, clients int, d time.Duration) ([]httpload.Row, error) {
+func measure(storage string, clients int, d time.Duration, noFsync, writesOnly bool) ([]httpload.Row, error) {
 	opts := server.Options{Storage: storage}
 	if storage == server.StorageEtcd {
 		dir, err := os.MkdirTemp("", "loadbench-etcd-")
@@ -73,7 +79,7 @@ func measure(storage string, clients int, d time.Duration) ([]httpload.Row, erro
 			return nil, err
 		}
 		defer os.RemoveAll(dir)
-		opts.Etcd = server.EtcdOptions{Embedded: true, DataDir: dir}
+		opts.Etcd = server.EtcdOptions{Embedded: true, DataDir: dir, UnsafeNoFsync: noFsync}
 	}
 	h, err := server.NewHandler(opts)
 	if err != nil {
@@ -99,6 +105,9 @@ func measure(storage string, clients int, d time.Duration) ([]httpload.Row, erro
 	rows := []httpload.Row{write.Row("write: POST create")}
 	if err != nil {
 		return rows, fmt.Errorf("write phase: %w", err)
+	}
+	if writesOnly {
+		return rows, nil
 	}
 	made := int64(len(write.Lat))
 	var next atomic.Int64

@@ -4,10 +4,14 @@
 //
 //	go run ./tools/sidebyside [-oracle ../shared/oracle/bin/oracle] [-server bin/crdplay-server]
 //	    [-page build/bench/page-corpus.json] [-edits build/bench/page-edits.json] [-reps 3] [-only SUBSTRING]
+//	    [-creates-only] [-clients 8] [-duration 3s] [-load-reps 3] [-fsync-row=true]
 //
 // The real server is ../shared/oracle's apiextensions-apiserver v0.37 (`oracle serve`); ours is crdplay-server.
 // Both run as processes of their own on loopback ports with an embedded etcd in a temporary directory, and both
-// get the same requests from the same client, alternately, so that what else the machine does falls on both:
+// get the same requests from the same client, alternately, so that what else the machine does falls on both.
+// Both etcds skip fsync: the oracle's always does (UnsafeNoFsync, its data is thrown away), so crdplay-server
+// runs here with --etcd-unsafe-no-fsync, a benchmark setting that is never its default; with -fsync-row, the
+// creates are measured a third time on a crdplay-server that fsyncs every write, as it runs for real.
 //
 //   - for every CRD of testdata/corpus: POST the CRD, GET it until its Established condition is True, POST its
 //     object until the answer is 201 (a server may answer 404 until it serves the kind), timed from the POST of the
@@ -16,7 +20,7 @@
 //     results on screen, headless Chromium) comes from web/bench/corpus.mjs's JSON (-page).
 //   - creates of the documentation's CronTab by 8 concurrent clients for -duration, -load-reps times per server:
 //     creates per second and the p50 and p99 latency, as tools/loadbench measures crdplay-server alone, after one
-//     untimed create (the real server's first create of a kind waits 2 s).
+//     untimed create (the real server's first create of a kind waits 2 s). -creates-only measures only these.
 //
 // Figures are medians of the repetitions. The edit-to-results rows (no oracle figure: a server has no editor)
 // come from web/bench/load.mjs's JSON (-edits).
@@ -59,7 +63,12 @@ func main() {
 	clients := flag.Int("clients", 8, "concurrent clients of the create throughput")
 	duration := flag.Duration("duration", 3*time.Second, "length of each create throughput run")
 	loadReps := flag.Int("load-reps", 3, "create throughput runs per server")
+	createsOnly := flag.Bool("creates-only", false, "measure only the create throughput (no corpus, page or edit rows)")
+	fsyncRow := flag.Bool("fsync-row", true, "also measure the creates on a crdplay-server whose etcd fsyncs every write (its default)")
 	flag.Parse()
+	if *createsOnly {
+		*reps, *pageFile, *editsFile = 0, "", ""
+	}
 
 	cases, err := readCorpus(*corpus, *only)
 	if err != nil {
@@ -79,20 +88,25 @@ func main() {
 		log.Fatal(err)
 	}
 	defer oracle.stop()
-	ours, err := startOurs(*serverBin)
+	ours, err := startOurs(*serverBin, nameOurs, true)
 	if err != nil {
+		oracle.stop()
 		log.Fatal(err)
 	}
 	defer ours.stop()
 	servers := []*server{oracle, ours}
 
+	var durable *server // crdplay-server with fsync, for the creates alone
 	fail := func(err error) {
 		oracle.stop()
 		ours.stop()
+		if durable != nil {
+			durable.stop()
+		}
 		log.Fatal(err)
 	}
 	c := httpload.Client(*clients)
-	fmt.Fprintf(os.Stderr, "sidebyside: %d corpus CRDs x %d repetitions on the oracle and crdplay-server (etcd)\n", len(cases), *reps)
+	fmt.Fprintf(os.Stderr, "sidebyside: %d corpus CRDs x %d repetitions on the oracle and crdplay-server (etcd, both without fsync)\n", len(cases), *reps)
 	for rep := range *reps {
 		for _, k := range cases {
 			order := servers
@@ -113,6 +127,13 @@ func main() {
 	fmt.Fprintln(os.Stderr)
 
 	creates := map[string][]httpload.Row{}
+	if *fsyncRow {
+		if durable, err = startOurs(*serverBin, nameDurable, false); err != nil {
+			fail(err)
+		}
+		defer durable.stop()
+		servers = append(servers, durable)
+	}
 	for _, s := range servers {
 		if err := httpload.InstallCronTab(c, s.url); err != nil {
 			fail(fmt.Errorf("%s: %w", s.name, err))
@@ -124,6 +145,7 @@ func main() {
 		}
 	}
 	for rep := range *loadReps {
+		fmt.Fprint(os.Stderr, ".")
 		for _, s := range servers {
 			res, err := httpload.Run(*clients, *duration, httpload.Creates(c, s.url, fmt.Sprintf("ct%d", rep)))
 			if err != nil {
@@ -133,8 +155,21 @@ func main() {
 		}
 	}
 
+	fmt.Fprintln(os.Stderr)
+
+	if *createsOnly {
+		cases = nil
+	}
 	report(os.Stdout, cases, page, edits, creates, *reps, *loadReps, *clients, *duration)
 }
+
+// The servers' names in the figures: the oracle, crdplay-server on an etcd that skips fsync as the oracle's
+// does, and crdplay-server as it runs for real.
+const (
+	nameOracle  = "oracle"
+	nameOurs    = "crdplay"
+	nameDurable = "crdplay-fsync"
+)
 
 // A corpusCase is one CRD of the corpus with its object, and what was measured.
 type corpusCase struct {
@@ -404,7 +439,7 @@ func startOracle(bin string) (*server, error) {
 		return nil, err
 	}
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	return start("oracle", exec.Command(bin, "serve", "--port", fmt.Sprint(port)), "", func(line string) string {
+	return start(nameOracle, exec.Command(bin, "serve", "--port", fmt.Sprint(port)), "", func(line string) string {
 		if strings.Contains(line, "apiextensions-apiserver ready") {
 			return url
 		}
@@ -412,13 +447,18 @@ func startOracle(bin string) (*server, error) {
 	})
 }
 
-func startOurs(bin string) (*server, error) {
+// startOurs starts crdplay-server on an embedded etcd in a temporary directory, without fsync when noFsync
+// (--etcd-unsafe-no-fsync: the oracle's etcd durability, for benchmarks only).
+func startOurs(bin, name string, noFsync bool) (*server, error) {
 	dir, err := os.MkdirTemp("", "sidebyside-etcd-")
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "--addr", "127.0.0.1:0", "--storage", "etcd", "--etcd-embedded", "--data-dir", dir, "--site", "")
-	s, err := start("crdplay", cmd, dir, func(line string) string {
+	args := []string{"--addr", "127.0.0.1:0", "--storage", "etcd", "--etcd-embedded", "--data-dir", dir, "--site", ""}
+	if noFsync {
+		args = append(args, "--etcd-unsafe-no-fsync")
+	}
+	s, err := start(name, exec.Command(bin, args...), dir, func(line string) string {
 		if _, after, ok := strings.Cut(line, "url=http://127.0.0.1:"); ok {
 			return "http://127.0.0.1:" + strings.FieldsFunc(after, func(r rune) bool { return r < '0' || r > '9' })[0]
 		}
@@ -504,16 +544,19 @@ func verdict(ok bool) string {
 func report(w io.Writer, cases []*corpusCase, page map[string][]pageCase, edits map[string]editTimes,
 	creates map[string][]httpload.Row, reps, loadReps, clients int, d time.Duration) {
 	fmt.Fprintf(w, "crdplay beside the real API server (../shared/oracle: apiextensions-apiserver v0.37.2), same machine, same run;\n")
-	fmt.Fprintf(w, "both on an embedded etcd; medians of %d repetitions (ratio: ours / the oracle's). Not the same work in two\n", reps)
-	fmt.Fprintf(w, "places: the oracle's etcd skips fsync (UnsafeNoFsync: its data is thrown away), crdplay-server's syncs every\n")
-	fmt.Fprintf(w, "write as a server whose data outlives it must; and the oracle answers a kind's first create about 2 s after\n")
-	fmt.Fprintf(w, "its CRD is Established (the creates/s runs start after one untimed create).\n\n")
+	fmt.Fprintf(w, "both on an embedded etcd WITHOUT FSYNC: the oracle's always skips it (UnsafeNoFsync: its data is thrown away),\n")
+	fmt.Fprintf(w, "and crdplay-server runs here with --etcd-unsafe-no-fsync (a benchmark setting: a crash loses acknowledged\n")
+	if len(cases) == 0 {
+		reps = loadReps
+	}
+	fmt.Fprintf(w, "writes; its default fsyncs every write, measured in the \"with fsync\" rows). Medians of %d repetitions\n", reps)
+	fmt.Fprintf(w, "(ratio: ours / the oracle's). The oracle answers a kind's first create about 2 s after its CRD is\n")
+	fmt.Fprintf(w, "Established (the creates/s runs start after one untimed create).\n\n")
 	fmt.Fprintln(w, "| work | crdplay | the real server (oracle) | ratio | goal | verdict |")
 	fmt.Fprintln(w, "|---|---|---:|---|---|---|")
-	largest := slices.MaxFunc(cases, func(a, b *corpusCase) int { return cmp.Compare(a.size, b.size) })
 	for _, k := range cases {
-		o := median(k.total["oracle"])
-		n := median(k.total["crdplay"])
+		o := median(k.total[nameOracle])
+		n := median(k.total[nameOurs])
 		ours := "native " + secs(n)
 		ratio := fmt.Sprintf("native %.2fx", n.Seconds()/o.Seconds())
 		goal, v := "page ≤ 0.5x", "-"
@@ -540,9 +583,12 @@ func report(w io.Writer, cases []*corpusCase, page map[string][]pageCase, edits 
 		fmt.Fprintf(w, "| CRD POST to Established to first object 201: %s (%.0f kB%s) | %s | %s | %s | %s | %s |\n",
 			k.name, float64(k.size)/1000, answer, ours, secs(o), ratio, goal, v)
 	}
-	o, n := median(largest.post["oracle"]), median(largest.post["crdplay"])
-	fmt.Fprintf(w, "| POST of the largest CRD alone (%s), to its 201 | native %s | %s | %.2fx | ≤ 1x | %s |\n",
-		largest.name, secs(n), secs(o), n.Seconds()/o.Seconds(), verdict(n <= o))
+	if len(cases) > 0 {
+		largest := slices.MaxFunc(cases, func(a, b *corpusCase) int { return cmp.Compare(a.size, b.size) })
+		o, n := median(largest.post[nameOracle]), median(largest.post[nameOurs])
+		fmt.Fprintf(w, "| POST of the largest CRD alone (%s), to its 201 | native %s | %s | %.2fx | ≤ 1x | %s |\n",
+			largest.name, secs(n), secs(o), n.Seconds()/o.Seconds(), verdict(n <= o))
+	}
 	if e, ok := edits["crontab"]; ok {
 		fmt.Fprintf(w, "| object edit to results on screen, CronTab (%d edits; the evaluation itself %.1f ms) | median %.1f ms, p90 %.1f ms, max %.0f ms | - | - | median ≤ 10 ms, p90 ≤ 16 ms | %s |\n",
 			e.N, e.Engine, e.Median, e.P90, e.Max, verdict(e.Median <= 10 && e.P90 <= 16))
@@ -551,7 +597,7 @@ func report(w io.Writer, cases []*corpusCase, page map[string][]pageCase, edits 
 		fmt.Fprintf(w, "| same, largest corpus CRD (%d edits; the evaluation itself %.1f ms) | median %.1f ms, p90 %.1f ms, max %.0f ms | - | - | p90 ≤ 40 ms | %s |\n",
 			e.N, e.Engine, e.Median, e.P90, e.Max, verdict(e.P90 <= 40))
 	}
-	if len(creates["oracle"]) > 0 {
+	if len(creates[nameOracle]) > 0 {
 		pick := func(name string, f func(httpload.Row) float64) float64 {
 			var xs []float64
 			for _, r := range creates[name] {
@@ -562,12 +608,17 @@ func report(w io.Writer, cases []*corpusCase, page map[string][]pageCase, edits 
 		rps := func(r httpload.Row) float64 { return r.RPS }
 		p50 := func(r httpload.Row) float64 { return float64(r.P50.Microseconds()) / 1000 }
 		p99 := func(r httpload.Row) float64 { return float64(r.P99.Microseconds()) / 1000 }
-		or, nr := pick("oracle", rps), pick("crdplay", rps)
-		fmt.Fprintf(w, "| creates/s, %d clients, embedded etcd (%d runs of %s each) | %.0f/s | %.0f/s | %.2fx | ≥ 2x | %s |\n",
+		or, nr := pick(nameOracle, rps), pick(nameOurs, rps)
+		fmt.Fprintf(w, "| creates/s, %d clients, embedded etcd, both without fsync (%d runs of %s each) | %.0f/s | %.0f/s | %.2fx | ≥ 2x | %s |\n",
 			clients, loadReps, d, nr, or, nr/or, verdict(nr >= 2*or))
-		o50, n50 := pick("oracle", p50), pick("crdplay", p50)
+		o50, n50 := pick(nameOracle, p50), pick(nameOurs, p50)
 		fmt.Fprintf(w, "| same, p50 latency | %.1f ms | %.1f ms | %.2fx | - | - |\n", n50, o50, n50/o50)
-		o99, n99 := pick("oracle", p99), pick("crdplay", p99)
+		o99, n99 := pick(nameOracle, p99), pick(nameOurs, p99)
 		fmt.Fprintf(w, "| same, p99 latency | %.1f ms | %.1f ms | %.2fx | ≤ 1x | %s |\n", n99, o99, n99/o99, verdict(n99 <= o99))
+		if len(creates[nameDurable]) > 0 {
+			fr, f50, f99 := pick(nameDurable, rps), pick(nameDurable, p50), pick(nameDurable, p99)
+			fmt.Fprintf(w, "| same, crdplay-server with fsync (its default; the oracle without) | %.0f/s, p50 %.1f ms, p99 %.1f ms | %.0f/s, p50 %.1f ms, p99 %.1f ms | %.2fx | - | - |\n",
+				fr, f50, f99, or, o50, o99, fr/or)
+		}
 	}
 }
