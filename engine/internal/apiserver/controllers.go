@@ -65,8 +65,12 @@ func (s *Server) reconcileCRDStatus(ctx context.Context, all []*apiextensionsv1.
 		// The status write replaces the spec with a copy of live's (PrepareForStatusUpdate): only metadata,
 		// which it changes in place, needs a copy of its own here, not every schema of the CRD.
 		next := &apiextensionsv1.CustomResourceDefinition{TypeMeta: live.TypeMeta, ObjectMeta: *live.ObjectMeta.DeepCopy(), Spec: live.Spec, Status: c.Status}
-		if _, err := s.writeCRDStatus(ctx, next, live); err == nil {
+		if out, err := s.writeCRDStatus(ctx, next, live); err == nil {
 			progress = true
+			// Nothing else holds the written CRD: the next round's list, and readers after it, share it.
+			if out.DeletionTimestamp == nil {
+				s.decoded.Store(out.Name, out)
+			}
 		}
 	}
 	return progress

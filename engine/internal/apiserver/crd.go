@@ -84,7 +84,7 @@ func (s *Server) serveCRD(w http.ResponseWriter, req *http.Request, rec *warning
 }
 
 func (r *crdRequest) get() (reply, error) {
-	crd, err := r.s.readCRD(r.req.Context(), r.info.Name)
+	crd, err := r.s.readCRDShared(r.req.Context(), r.info.Name)
 	if err != nil {
 		return reply{}, err
 	}

@@ -211,5 +211,11 @@ func (s *Server) createCRD(ctx context.Context, crd *apiextensionsv1.CustomResou
 		}
 		return nil, storageWriteError(err)
 	}
-	return decodeCRD(storage.Object{Key: crdKey(crd.Name), Value: data, Revision: rev})
+	out, err := decodeCRD(storage.Object{Key: crdKey(crd.Name), Value: data, Revision: rev})
+	if err == nil {
+		// The answer is only encoded, never modified: the controllers, which list every CRD right after,
+		// and the first request for the new resource read this decode rather than decoding it again.
+		s.decoded.Store(out.Name, out)
+	}
+	return out, err
 }

@@ -165,6 +165,22 @@ func (s *Server) sharedCRD(o storage.Object) (*apiextensionsv1.CustomResourceDef
 	return c, nil
 }
 
+// readCRDShared is readCRD for a GET, whose answer is only encoded: the CRD is shared (getCRDShared).
+func (s *Server) readCRDShared(ctx context.Context, name string) (*apiextensionsv1.CustomResourceDefinition, error) {
+	o, err := s.cfg.Storage.Get(ctx, crdKey(name))
+	if err != nil {
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil, apierrors.NewNotFound(crdGR, name)
+		}
+		return nil, storageUnavailable(err)
+	}
+	crd, err := s.sharedCRD(o)
+	if err != nil {
+		return nil, storageUnavailable(err)
+	}
+	return crd, nil
+}
+
 // readCRD reads a CRD of its own, translating storage errors as the registry does.
 func (s *Server) readCRD(ctx context.Context, name string) (*apiextensionsv1.CustomResourceDefinition, error) {
 	o, err := s.cfg.Storage.Get(ctx, crdKey(name))
