@@ -48,13 +48,20 @@ type installed struct {
 	conversionNone            bool
 	statusSub                 map[string]bool
 	deprecated                map[string]bool
-	runtime                   map[string]*celcost.Runtime
+	// runtime holds, per served version, its schema as the analysis prepared it: runtimeFor builds the
+	// version's CEL validator from it when an object of the version is first evaluated.
+	runtime map[string]*celcost.Schema
 	// ruleFields are, per version, the object paths that carry x-kubernetes-validations rules ("" for the
 	// root, "spec.tags[*]" for list items), in the schema's order.
 	ruleFields map[string][]string
 	// seeders are, per version, the create field managers that give seeded objects their managedFields
 	// (seedFieldManager); built on first use, nil when they cannot be.
 	seeders map[string]*managedfields.FieldManager
+}
+
+// runtimeFor is the runtime cost model of a version, built on first use (nil without rules).
+func (c *installed) runtimeFor(version string) *celcost.Runtime {
+	return celcost.NewRuntimeFrom(c.runtime[version])
 }
 
 func (c *installed) path(version, namespace, name string) string {
@@ -183,8 +190,11 @@ func (ev *evaluation) readBack(d *yamlpos.Doc, name string, res *CRDResult) *ins
 		return nil
 	}
 	// The CRD as the API holds it (defaults applied) is what the page explains: no need to decode the text.
+	var schemas []*celcost.Schema
 	if !ev.skipAnalysis {
-		ev.analyse(d, &live, res)
+		schemas = ev.analyse(d, &live, res)
+	} else if !ev.skipRuntime {
+		schemas = celcost.Prepare(&live)
 	}
 	res.Name = live.Name
 	n := live.Status.AcceptedNames
@@ -224,7 +234,7 @@ func (ev *evaluation) readBack(d *yamlpos.Doc, name string, res *CRDResult) *ins
 		namespaced: live.Spec.Scope == apiextensionsv1.NamespaceScoped,
 		served:     res.Served, storage: res.Storage,
 		conversionNone: live.Spec.Conversion == nil || live.Spec.Conversion.Strategy == apiextensionsv1.NoneConverter,
-		statusSub:      map[string]bool{}, deprecated: map[string]bool{}, runtime: map[string]*celcost.Runtime{},
+		statusSub:      map[string]bool{}, deprecated: map[string]bool{}, runtime: map[string]*celcost.Schema{},
 		ruleFields: map[string][]string{},
 	}
 	for i, v := range live.Spec.Versions {
@@ -236,7 +246,7 @@ func (ev *evaluation) readBack(d *yamlpos.Doc, name string, res *CRDResult) *ins
 		c.statusSub[v.Name] = v.Subresources != nil && v.Subresources.Status != nil
 		c.deprecated[v.Name] = v.Deprecated
 		if v.Served && v.Schema != nil && !ev.skipRuntime {
-			c.runtime[v.Name] = celcost.NewRuntime(v.Schema.OpenAPIV3Schema)
+			c.runtime[v.Name] = schemas[i]
 		}
 	}
 	// The preferred version, as discovery reports it (kubectl get lists in it).
@@ -261,8 +271,9 @@ func (ev *evaluation) readBack(d *yamlpos.Doc, name string, res *CRDResult) *ins
 }
 
 // analyse fills what the playground derives from a CRD itself: its versions with their printer columns, the
-// cost report of their rules and their explain trees, placed in the document.
-func (ev *evaluation) analyse(d *yamlpos.Doc, crd *apiextensionsv1.CustomResourceDefinition, res *CRDResult) {
+// cost report of their rules and their explain trees, placed in the document. It returns the versions'
+// schemas as celcost prepared them, for the runtime cost models.
+func (ev *evaluation) analyse(d *yamlpos.Doc, crd *apiextensionsv1.CustomResourceDefinition, res *CRDResult) []*celcost.Schema {
 	res.Name = crd.Name
 	res.Group = crd.Spec.Group
 	res.Scope = string(crd.Spec.Scope)
@@ -270,9 +281,10 @@ func (ev *evaluation) analyse(d *yamlpos.Doc, crd *apiextensionsv1.CustomResourc
 	if crd.Spec.Conversion != nil && crd.Spec.Conversion.Strategy != "" {
 		res.Conversion = string(crd.Spec.Conversion.Strategy)
 	}
-	costs := celcost.Report(crd)
+	schemas := celcost.Prepare(crd)
+	costs := celcost.ReportPrepared(crd, schemas)
 	locate := d.Locator()
-	compat := k8sversions.Analyze(crd, costs)
+	compat := k8sversions.AnalyzePrepared(crd, costs, schemas)
 	compat.Place(locate)
 	res.Compat = &compat
 	for i, v := range crd.Spec.Versions {
@@ -304,6 +316,7 @@ func (ev *evaluation) analyse(d *yamlpos.Doc, crd *apiextensionsv1.CustomResourc
 		}
 		res.Versions = append(res.Versions, vi)
 	}
+	return schemas
 }
 
 // decodeCRD reads a document as a v1 CRD for the playground's own analysis (costs, explain trees, versions),

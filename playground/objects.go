@@ -573,7 +573,7 @@ func (ev *evaluation) finish(o, old *object) {
 	if o.crd == nil {
 		return
 	}
-	if rt := o.crd.runtime[o.ver]; rt != nil && o.obj != nil {
+	if rt := o.crd.runtimeFor(o.ver); rt != nil && o.obj != nil {
 		var oldObj map[string]interface{}
 		if old != nil && old.ver == o.ver && old.live != nil {
 			oldObj = old.live

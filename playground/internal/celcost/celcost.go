@@ -104,47 +104,87 @@ type Version struct {
 	Skipped string `json:"skipped,omitempty"`
 }
 
+// Schema is one version's schema as the cost report, the version analysis and the runtime validator all
+// start from it: converted to the internal version and, when it has rules, made structural, once.
+type Schema struct {
+	// Internal is the schema in the internal version; nil when there is none or it does not convert.
+	Internal   *apiextensions.JSONSchemaProps
+	convertErr error
+	hasRules   bool
+	// structural is NewStructural's result (nil with structErr), and invalid ValidateStructural's errors.
+	structural *structuralschema.Structural
+	structErr  error
+	invalid    string
+	runtime    *Runtime
+	built      bool
+}
+
+// Prepare converts every version's schema of crd once, for Report, k8sversions.Analyze and NewRuntime.
+func Prepare(crd *apiextensionsv1.CustomResourceDefinition) []*Schema {
+	out := make([]*Schema, len(crd.Spec.Versions))
+	for i := range crd.Spec.Versions {
+		out[i] = prepare(crd.Spec.Versions[i].Schema)
+	}
+	return out
+}
+
+func prepare(v *apiextensionsv1.CustomResourceValidation) *Schema {
+	ps := &Schema{}
+	if v == nil || v.OpenAPIV3Schema == nil {
+		return ps
+	}
+	internal := &apiextensions.JSONSchemaProps{}
+	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v.OpenAPIV3Schema, internal, nil); err != nil {
+		ps.convertErr = err
+		return ps
+	}
+	ps.Internal = internal
+	if ps.hasRules = hasRules(internal, 0); !ps.hasRules {
+		return ps
+	}
+	ps.structural, ps.structErr = structuralschema.NewStructural(internal)
+	if ps.structErr == nil {
+		if errs := structuralschema.ValidateStructural(nil, ps.structural); len(errs) > 0 {
+			ps.invalid = errs.ToAggregate().Error()
+		}
+	}
+	return ps
+}
+
 // Report estimates the costs of every version's rules of crd as CRD creation does. Versions without rules
 // get an empty report.
 func Report(crd *apiextensionsv1.CustomResourceDefinition) []Version {
+	return ReportPrepared(crd, Prepare(crd))
+}
+
+// ReportPrepared is Report with the schemas Prepare(crd) returned.
+func ReportPrepared(crd *apiextensionsv1.CustomResourceDefinition, schemas []*Schema) []Version {
 	var out []Version
 	for i := range crd.Spec.Versions {
 		v := &crd.Spec.Versions[i]
 		rep := Version{Version: v.Name, Rules: []Rule{}}
-		if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
-			out = append(out, rep)
-			continue
-		}
-		internal := &apiextensions.JSONSchemaProps{}
-		if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v.Schema.OpenAPIV3Schema, internal, nil); err != nil {
-			rep.Skipped = err.Error()
-			out = append(out, rep)
-			continue
-		}
-		if !hasRules(internal, 0) {
-			out = append(out, rep)
-			continue
-		}
+		ps := schemas[i]
+		switch {
+		case v.Schema == nil || v.Schema.OpenAPIV3Schema == nil:
+		case ps.convertErr != nil:
+			rep.Skipped = ps.convertErr.Error()
+		case !ps.hasRules:
 		// As CRD validation: costs are only estimated for a structural schema.
-		ss, err := structuralschema.NewStructural(internal)
-		if err != nil {
-			rep.Skipped = "the schema is not structural: " + err.Error()
-			out = append(out, rep)
-			continue
+		case ps.structErr != nil:
+			rep.Skipped = "the schema is not structural: " + ps.structErr.Error()
+		case ps.invalid != "":
+			rep.Skipped = "the schema is not structural: " + ps.invalid
+		default:
+			internal := ps.Internal
+			w := walker{
+				envSet: environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()),
+				rep:    &rep,
+			}
+			root := field.NewPath("spec").Child("versions").Index(i).Child("schema").Child("openAPIV3Schema")
+			segs := []yamlpos.Seg{yamlpos.K("spec"), yamlpos.K("versions"), yamlpos.I(i), yamlpos.K("schema"), yamlpos.K("openAPIV3Schema")}
+			w.visit(internal, apivalidation.RootCELContext(internal), root, segs, "", 0)
+			rep.ExceedsLimit = rep.Total > DefaultLimits.PerCRD
 		}
-		if errs := structuralschema.ValidateStructural(nil, ss); len(errs) > 0 {
-			rep.Skipped = "the schema is not structural: " + errs.ToAggregate().Error()
-			out = append(out, rep)
-			continue
-		}
-		w := walker{
-			envSet: environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()),
-			rep:    &rep,
-		}
-		root := field.NewPath("spec").Child("versions").Index(i).Child("schema").Child("openAPIV3Schema")
-		segs := []yamlpos.Seg{yamlpos.K("spec"), yamlpos.K("versions"), yamlpos.I(i), yamlpos.K("schema"), yamlpos.K("openAPIV3Schema")}
-		w.visit(internal, apivalidation.RootCELContext(internal), root, segs, "", 0)
-		rep.ExceedsLimit = rep.Total > DefaultLimits.PerCRD
 		out = append(out, rep)
 	}
 	return out
@@ -350,19 +390,25 @@ func NewRuntime(schema *apiextensionsv1.JSONSchemaProps) *Runtime {
 	if schema == nil {
 		return nil
 	}
-	internal := &apiextensions.JSONSchemaProps{}
-	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(schema, internal, nil); err != nil {
-		return nil
+	return NewRuntimeFrom(prepare(&apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: schema}))
+}
+
+// NewRuntimeFrom is NewRuntime with the version's schema as Prepare returned it. It takes the schema over
+// (the validator's defaults are pruned in place, Internal's with them): call it after ReportPrepared and
+// k8sversions' analysis of the same schemas. Later calls return the same Runtime.
+func NewRuntimeFrom(ps *Schema) *Runtime {
+	if ps == nil || ps.built {
+		if ps == nil {
+			return nil
+		}
+		return ps.runtime
 	}
-	if !hasRules(internal, 0) {
-		return nil
-	}
-	s, err := structuralschema.NewStructural(internal)
-	if err != nil {
+	ps.built = true
+	if !ps.hasRules || ps.structErr != nil {
 		return nil
 	}
 	// As the engine serves it: defaults pruned of unknown fields.
-	s = s.DeepCopy()
+	s := ps.structural
 	if err := structuraldefaulting.PruneDefaults(s); err != nil {
 		return nil
 	}
@@ -370,7 +416,8 @@ func NewRuntime(schema *apiextensionsv1.JSONSchemaProps) *Runtime {
 	if v == nil {
 		return nil
 	}
-	return &Runtime{structural: s, validator: v}
+	ps.runtime = &Runtime{structural: s, validator: v}
+	return ps.runtime
 }
 
 // Cost validates obj (and, for an update, old) as the engine's CEL step does and returns the part of the

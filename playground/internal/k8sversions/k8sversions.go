@@ -96,6 +96,12 @@ type Report struct {
 // costs (celcost.Report(crd)). Versions celcost skipped (schemas that are not structural) have no rule
 // report: the engine's answer says what is wrong with them.
 func Analyze(crd *apiextensionsv1.CustomResourceDefinition, costs []celcost.Version) Report {
+	return AnalyzePrepared(crd, costs, nil)
+}
+
+// AnalyzePrepared is Analyze with the schemas celcost.Prepare(crd) returned (nil: converted here). It only
+// reads them.
+func AnalyzePrepared(crd *apiextensionsv1.CustomResourceDefinition, costs []celcost.Version, schemas []*celcost.Schema) Report {
 	rep := Report{Minor: Oldest, Reasons: []Reason{}, Rules: []Rule{}}
 	if crd == nil {
 		return rep
@@ -117,9 +123,16 @@ func Analyze(crd *apiextensionsv1.CustomResourceDefinition, costs []celcost.Vers
 		if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
 			continue
 		}
-		internal := &apiextensions.JSONSchemaProps{}
-		if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v.Schema.OpenAPIV3Schema, internal, nil); err != nil {
-			continue
+		var internal *apiextensions.JSONSchemaProps
+		if schemas != nil {
+			if internal = schemas[i].Internal; internal == nil {
+				continue
+			}
+		} else {
+			internal = &apiextensions.JSONSchemaProps{}
+			if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v.Schema.OpenAPIV3Schema, internal, nil); err != nil {
+				continue
+			}
 		}
 		rootSegs := yamlpos.Append(vSegs, yamlpos.K("schema"), yamlpos.K("openAPIV3Schema"))
 		rep.Reasons = append(rep.Reasons, formatReasons(internal, rootSegs)...)
