@@ -132,7 +132,9 @@ func warningsOnUpdate(newCRD, oldCRD *apiextensionsv1.CustomResourceDefinition, 
 // finalizer controller relies on that to drop its finalizer through /status.
 func PrepareForStatusUpdate(newCRD, oldCRD *apiextensionsv1.CustomResourceDefinition) {
 	newCRD.Generation = oldCRD.Generation
-	newCRD.Spec = *oldCRD.Spec.DeepCopy()
+	// The stored spec itself, not a copy: after this a /status write only reads it (its validation and
+	// Canonicalize leave the spec out) and encodes it.
+	newCRD.Spec = oldCRD.Spec
 }
 
 // ValidateStatusUpdate runs upstream's /status validation: the ObjectMeta update rules and
@@ -399,9 +401,10 @@ func withoutSpec(crd *apiextensionsv1.CustomResourceDefinition) *apiextensionsv1
 
 func toInternal(crd *apiextensionsv1.CustomResourceDefinition) (*apiextensions.CustomResourceDefinition, error) {
 	out := &apiextensions.CustomResourceDefinition{}
-	// The generated conversion reads from its input without writing, but a copy keeps it honest
-	// about aliasing: the internal object shares slices with the v1 one otherwise.
-	if err := apiextensionsv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(crd.DeepCopy(), out, nil); err != nil {
+	// Without a copy, as upstream's decoder converts (runtime.UnsafeObjectConvertor): the internal object
+	// shares slices with the v1 one, and nothing here writes to either (validation and warnings read it,
+	// canonicalize converts it back into a new object). A copy was a tenth of a large CRD's create.
+	if err := apiextensionsv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(crd, out, nil); err != nil {
 		return nil, err
 	}
 	return out, nil
