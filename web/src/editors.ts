@@ -7,7 +7,7 @@ import { Compartment, EditorState, Prec, type Extension, type Text } from '@code
 import { yaml } from '@codemirror/lang-yaml';
 import { HighlightStyle, syntaxHighlighting, syntaxTree } from '@codemirror/language';
 import { tags } from '@lezer/highlight';
-import { setDiagnostics, lintGutter, linter, type Diagnostic as CMDiagnostic } from '@codemirror/lint';
+import { forEachDiagnostic, setDiagnostics, lintGutter, linter, type Diagnostic as CMDiagnostic } from '@codemirror/lint';
 import { autocompletion, type CompletionContext, type CompletionResult } from '@codemirror/autocomplete';
 import { documents, mappingKeys, pathAt, toValue, valueNodeAt, type Segment } from './yaml';
 import { at, describe, keysOf, schemaFor, typeName, type KindSchema } from './schema';
@@ -238,6 +238,9 @@ export function createEditors(initial: Record<EditorId, string>, opts: EditorOpt
     const d = (e as CustomEvent<GotoDetail>).detail;
     reveal(editorOf(d.source), d.line, d.column, d.endLine, d.endColumn);
   });
+  // Each editor's text, made once per version of its document (the page reads them on every edit, and a big
+  // CRD's text is megabytes).
+  const texts = new WeakMap<Text, string>();
   return {
     views,
     show(diags) {
@@ -255,6 +258,9 @@ export function createEditors(initial: Record<EditorId, string>, opts: EditorOpt
             renderMessage: shaped.full ? () => messageNode(message) : undefined,
           };
         });
+        // The same diagnostics as the editor shows (those of the last evaluation, moved with the edits since)
+        // are not set again: each update of an editor measures its DOM, a layout of the page.
+        if (!pasted.has(id) && sameDiagnostics(view.state, mine)) continue;
         view.dispatch(setDiagnostics(view.state, mine));
         if (pasted.delete(id)) {
           const first = mine.filter((d) => d.severity === 'error').sort((a, b) => a.from - b.from)[0];
@@ -262,7 +268,12 @@ export function createEditors(initial: Record<EditorId, string>, opts: EditorOpt
         }
       }
     },
-    text: (id) => views[id].state.doc.toString(),
+    text(id) {
+      const doc = views[id].state.doc;
+      let t = texts.get(doc);
+      if (t === undefined) texts.set(doc, (t = doc.toString()));
+      return t;
+    },
     set(id, text) {
       const v = views[id];
       v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: text } });
@@ -274,6 +285,16 @@ export function createEditors(initial: Record<EditorId, string>, opts: EditorOpt
       }
     },
   };
+}
+
+/** Whether the editor shows exactly these diagnostics, at the same places. */
+function sameDiagnostics(state: EditorState, ds: CMDiagnostic[]): boolean {
+  const key = (d: CMDiagnostic, from = d.from, to = d.to) => `${from}:${Math.min(to, state.doc.length)}:${d.severity}:${d.source ?? ''}:${d.message}`;
+  const now: string[] = [];
+  forEachDiagnostic(state, (d, from, to) => now.push(key(d, from, to)));
+  if (now.length !== ds.length) return false;
+  const want = ds.map((d) => key(d)).sort();
+  return now.sort().every((k, i) => k === want[i]);
 }
 
 /** Where an editor's schemas come from. */

@@ -37,9 +37,11 @@ export interface Texts {
   oldCrd?: string;
 }
 
-/** Evaluates the texts with crdplay.evaluate (call is the client's call('evaluate', ...)). */
-export async function evaluate(call: (input: string) => Promise<string>, texts: Texts, mode: CrdplayMode, session: Session): Promise<CrdplayEvaluateResult> {
-  const input: CrdplayEvaluateInput = { objects: texts.objects, oldObjects: texts.old, mode, trace: true };
+/** Evaluates the texts with crdplay.evaluate (call is the client's call('evaluate', ...)); trace asks for the
+ * evaluation's HTTP exchanges (the log's), which only the HTTP log shows. */
+export async function evaluate(call: (input: string) => Promise<string>, texts: Texts, mode: CrdplayMode, session: Session, { trace = true } = {}): Promise<CrdplayEvaluateResult> {
+  const input: CrdplayEvaluateInput = { objects: texts.objects, oldObjects: texts.old, mode };
+  if (trace) input.trace = true;
   if (session.crdText !== texts.crd) input.crds = texts.crd;
   if (mode === 'upgrade' && session.oldCrdText !== texts.oldCrd) input.oldCrds = texts.oldCrd ?? '';
   if (session.revision && session.explain) input.knownCRDRevision = session.revision;

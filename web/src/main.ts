@@ -27,8 +27,11 @@ interface Assets {
 const TABS = ['result', 'cel', 'table', 'versions', 'explain', 'cli', 'http'] as const;
 type Tab = (typeof TABS)[number];
 const MODES: CrdplayMode[] = ['create', 'update', 'status', 'scale', 'delete', 'upgrade'];
-/** Typing pauses this long before an evaluation starts. */
+/** An edit whose evaluation is slow (a big CRD's install) waits this long for the next keystroke, so that a
+ * burst of typing costs one evaluation; a quick one starts at once (schedule). */
 const DEBOUNCE_MS = 250;
+/** An evaluation this quick (wall time, the last of its kind) starts at once on an edit. */
+const QUICK_MS = 100;
 /** The HTTP log keeps this many exchanges. */
 const LOG_LIMIT = 300;
 
@@ -60,6 +63,10 @@ const app = {
   targetChosen: false,
   /** Resolves when the current evaluation (if any) ends. */
   idle: Promise.resolve() as Promise<void>,
+  /** Where the last shown evaluation's time went, in ms (load.mjs reports it): the engine call from the
+   * page (input encoded, worker round trip, result parsed), the engine's own evaluation within it, the
+   * editors' diagnostics, and the visible pane. */
+  timings: { start: 0, call: 0, engine: 0, diagnostics: 0, pane: 0, shown: 0 },
 };
 declare global {
   interface Window { crdplayPlayground: typeof app & { run(): Promise<void>; permalink(): Promise<string> } }
@@ -79,7 +86,7 @@ function kinds(): KindSchema[] {
 // document, read once the engine is there (openapi.ts); until then the CRD editor has no schema help.
 let crdKinds: KindSchema[] = [];
 app.editors = createEditors({ crd: DEFAULT_EXAMPLE.crd, objects: DEFAULT_EXAMPLE.objects ?? '', old: DEFAULT_EXAMPLE.old ?? '', oldcrd: DEFAULT_EXAMPLE.oldCrd ?? '' }, {
-  onChange: () => schedule(),
+  onChange: (id) => schedule(id),
   onRun: () => void run(),
   onShare: () => void share(),
   kinds,
@@ -105,11 +112,14 @@ function setTab(tab: string): void {
     if (pane) pane.hidden = t !== tab;
   }
   renderPane(app.tab);
+  // The engine traces an evaluation's requests only while the log is shown: opening it evaluates again,
+  // traced, unless the last evaluation was.
+  if (app.tab === 'http' && app.evaluation && !app.evaluation.exchanges) void run();
 }
 
-// Panes are rendered when shown: an evaluation renders the result pane and the visible one, and marks the
-// others stale (the HTTP log and the explain tree can be large, and typing must stay fast). The explain pane
-// can show the page's reading of the CRD text before the first evaluation (or when the engine cannot start).
+// Panes are rendered when shown: an evaluation renders the visible one and marks the others stale (the HTTP
+// log and the explain tree can be large, and typing must stay fast). The explain pane can show the page's
+// reading of the CRD text before the first evaluation (or when the engine cannot start).
 const stale = new Set<Tab>(['explain']);
 /** What the explain pane shows now (the engine's trees or the page's kinds): the same is not rendered again. */
 let explainShown: unknown = null;
@@ -136,13 +146,12 @@ function renderPane(tab: Tab): void {
     }
   }
   if (!ev) return;
-  const ks = kinds();
   switch (tab) {
     case 'result':
       if (app.mode === 'upgrade') renderUpgrade($('pane-result')!, ev, app.editors.text('objects'));
       else renderResult($('pane-result')!, ev, app.target);
       break;
-    case 'cel': renderCEL($('pane-cel')!, ks, ev, app.target); break;
+    case 'cel': renderCEL($('pane-cel')!, kinds(), ev, app.target); break;
     case 'table': {
       const table = (): void => renderTable($('pane-table')!, ev, app.wide, (w) => { app.wide = w; table(); });
       table();
@@ -226,7 +235,6 @@ function setTarget(minor: number): void {
   showDiagnostics(app.evaluation);
   stale.add('result');
   stale.add('cel');
-  renderPane('result');
   renderPane(app.tab);
 }
 /** Chooses the target a link or URL names; false (and a notice) when the page does not know it. */
@@ -442,13 +450,24 @@ async function loadCRDSchema(): Promise<void> {
   }
 }
 
-// 7. Evaluation: debounced on edits, one at a time, the latest input wins.
+// 7. Evaluation: on each edit, one at a time, the latest input wins. An edit starts its evaluation at once
+// when evaluations of its kind are quick (an object edit against installed CRDs: milliseconds), so that its
+// results are on screen in the next frames; edits made meanwhile are evaluated together when it ends. An edit
+// whose evaluation is slow (a CRD edit that reinstalls a big CRD) waits DEBOUNCE_MS for the next keystroke.
 let timer = 0;
 let dirty = false;
 let running = false;
-function schedule(): void {
+/** The wall times of the last evaluations that installed CRDs, and of the last that did not; the quickest of
+ * them is what the next one is expected to take (a busy moment does not make the page wait). */
+const costs = { crds: [] as number[], objects: [] as number[] };
+function schedule(id: EditorId): void {
   clearTimeout(timer);
-  timer = window.setTimeout(() => void run(), DEBOUNCE_MS);
+  const crdEdit = (id === 'crd' || id === 'oldcrd') && app.editors.text(id) !== (id === 'crd' ? app.session.crdText : app.session.oldCrdText);
+  const seen = costs[crdEdit ? 'crds' : 'objects'];
+  // Before any, a CRD's install is expected to be slow, an object's evaluation quick.
+  const expected = seen.length ? Math.min(...seen) : crdEdit ? Infinity : 0;
+  if (expected < QUICK_MS) void run();
+  else timer = window.setTimeout(() => void run(), DEBOUNCE_MS);
 }
 async function run(): Promise<void> {
   clearTimeout(timer);
@@ -467,22 +486,33 @@ async function run(): Promise<void> {
   app.idle = new Promise((r) => { done = r; });
   try {
     do {
-      dirty = false;
       const client = app.client;
       let res: CrdplayEvaluateResult;
+      let t0: number;
+      let installs: boolean;
       try {
         await client.ready;
         if (!client.has('evaluate')) throw new Error('this engine build has no evaluator (crdplay.evaluate)');
+        // What is read now is what this evaluation answers: edits made before (in the same task, or while
+        // waiting for the engine) need no evaluation of their own.
+        dirty = false;
         const texts = { crd: app.editors.text('crd'), objects: app.editors.text('objects'), old: app.editors.text('old'), oldCrd: app.editors.text('oldcrd') };
-        res = await evaluate((input) => client.call('evaluate', input), texts, app.mode, app.session);
+        installs = texts.crd !== app.session.crdText || (app.mode === 'upgrade' && texts.oldCrd !== app.session.oldCrdText);
+        t0 = performance.now();
+        // The requests are traced only for the log, when it is shown (setTab evaluates again when it opens).
+        res = await evaluate((input) => client.call('evaluate', input), texts, app.mode, app.session, { trace: app.tab === 'http' });
       } catch (e) {
         if (client === app.client) throw e;
         dirty = true; // the page switched engines meanwhile: this one's answer, or its end, is not the page's
         continue;
       }
+      const call = performance.now() - t0;
+      const seen = costs[installs ? 'crds' : 'objects'];
+      seen.push(call);
+      if (seen.length > 3) seen.shift();
       if (client !== app.client) dirty = true;
       if (dirty) continue; // stale: the text or the engine changed meanwhile
-      show(res);
+      show(res, t0, call);
     } while (dirty);
   } catch (e: any) {
     const message = `The evaluation failed: ${e?.error ?? e?.message ?? String(e)}`;
@@ -500,7 +530,8 @@ function noResult(message: string): void {
   if (!app.evaluation) $('pane-result')?.replaceChildren(h('p', { class: 'error' }, message));
 }
 
-function show(res: CrdplayEvaluateResult): void {
+function show(res: CrdplayEvaluateResult, start = 0, call = 0): void {
+  const t0 = performance.now();
   if (!app.evaluation) performance.mark('crdplay:first-result');
   app.evaluation = res;
   app.runs++;
@@ -514,10 +545,13 @@ function show(res: CrdplayEvaluateResult): void {
     setTarget(app.target);
   }
   showDiagnostics(res);
-  pushLog((res.exchanges ?? []).map(traced));
+  const t1 = performance.now();
+  // The visible pane alone; the others when shown (setTab).
   for (const t of TABS) stale.add(t);
-  renderPane('result');
+  if (res.exchanges) pushLog(res.exchanges.map(traced));
   renderPane(app.tab);
+  const t2 = performance.now();
+  app.timings = { start, call, engine: res.timings.total, diagnostics: t1 - t0, pane: t2 - t1, shown: t2 - t0 };
   document.body.dataset.runs = String(app.runs);
   if (embed) {
     // "Open in crdplay" carries what the frame shows.

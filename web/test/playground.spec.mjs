@@ -571,9 +571,15 @@ test('the gallery: every example of the docs and the corpus is in the menu; one 
   await evaluated(n);
   const crd = await editorText('crd');
   assert.match(crd, /default:/);
+  // Only the visible pane is rendered on each evaluation: the others when shown.
+  await page.click('#tab-result');
   assert.match(await page.textContent('#pane-result'), /defaulted: /);
   // An edit of the objects alone: crdplay.evaluate answers it, with the CRD still installed in its session
   // (no second CRD POST), and the previous object gone (the session rolls each evaluation's writes back).
+  // Its requests are traced while the HTTP log is shown (opening it evaluates again, traced, unless the last
+  // evaluation was).
+  await page.click('#tab-http');
+  await page.evaluate(() => window.crdplayPlayground.idle);
   const objects = await editorText('objects');
   assert.deepEqual(await engineCalls(() => setEditor('objects', objects.replace(/name: (\S+)/, 'name: $1-2'))), ['call evaluate']);
   const ev = await page.evaluate(() => {
