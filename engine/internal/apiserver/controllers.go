@@ -7,6 +7,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apiserver/pkg/warning"
 
 	"crdplay/engine/internal/crds"
 	"crdplay/engine/storage"
@@ -17,6 +18,8 @@ import (
 // manager "kube-apiserver" on the status subresource. One CRD's status can change another's (a deletion frees a
 // name), so rounds repeat while they write something, four at most.
 func (s *Server) runControllers(ctx context.Context) {
+	// Cleared when they are done, not before: a request that comes meanwhile waits for s.mu.
+	defer s.controllersDue.Store(false)
 	for round := 0; round < 4; round++ {
 		all, _, err := s.listCRDs(ctx)
 		if err != nil {
@@ -34,6 +37,21 @@ func (s *Server) runControllers(ctx context.Context) {
 		if !s.reconcileCRDStatus(ctx, all) {
 			return
 		}
+	}
+}
+
+// settleControllers runs the controllers that a CRD create left due. kube-apiserver answers a create before
+// its controllers act on the CRD; so does the engine, but every request it serves after the answer sees what
+// they wrote, as if they had acted at once: the create starts them in the background, and a request that
+// comes first runs them itself. The context is the caller's, without its cancellation and warnings.
+func (s *Server) settleControllers(ctx context.Context) {
+	if !s.controllersDue.Load() {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.controllersDue.Load() {
+		s.runControllers(warning.WithWarningRecorder(context.WithoutCancel(ctx), nil))
 	}
 }
 

@@ -178,7 +178,15 @@ func (r *crdRequest) create() (reply, error) {
 		return reply{}, err
 	}
 	if len(opts.DryRun) == 0 {
-		r.s.runControllers(ctx)
+		// The naming and establishing controllers run after the answer, as kube-apiserver's do; no request
+		// after it is served before they ran (settleControllers). The goroutine waits for s.mu.
+		r.s.controllersDue.Store(true)
+		go func() {
+			// A panic of the controllers leaves the CRD as the create stored it (the next CRD write runs
+			// them again); unrecovered here, it would end the process.
+			defer func() { _ = recover() }()
+			r.s.settleControllers(ctx)
+		}()
 	}
 	return reply{code: http.StatusCreated, obj: out}, nil
 }

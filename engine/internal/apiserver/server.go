@@ -45,6 +45,8 @@ type Server struct {
 	mu      sync.Mutex
 	infos   sync.Map // CRD name -> *crdInfo, valid for the CRD's uid and resourceVersion
 	decoded sync.Map // CRD name -> *CustomResourceDefinition as last decoded, see getCRDShared
+	// controllersDue is set by a CRD create, which answers before the controllers run (settleControllers).
+	controllersDue atomic.Bool
 }
 
 // jsonPatchMaxCopyBytes is kube-apiserver's cap on what the copy operations of one JSON patch may add (its
@@ -88,6 +90,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			s.write(w, req, rec, reply{code: http.StatusInternalServerError, obj: errorToStatus(err)}, negotiation.MediaTypeOptions{})
 		}
 	}()
+	s.settleControllers(req.Context())
 	ctx := warning.WithWarningRecorder(req.Context(), rec)
 	req = req.WithContext(ctx)
 	if req.ContentLength > s.cfg.MaxRequestBytes {
