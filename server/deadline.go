@@ -153,8 +153,8 @@ var timeoutStatus = apierrors.NewTimeoutError("request did not complete within t
 // isWatch reports whether r asks for a watch, as the engine reads its path and query (?watch=true, or the
 // deprecated /watch/ paths).
 func isWatch(r *http.Request) bool {
-	info, err := requestInfos.NewRequestInfo(r)
-	return err == nil && info.IsResourceRequest && info.Verb == "watch"
+	info := requestInfoOf(r)
+	return info != nil && info.IsResourceRequest && info.Verb == "watch"
 }
 
 // writeStatus answers r with err's Status, encoded as the request's Accept header asks.

@@ -32,6 +32,22 @@ type metrics struct {
 	etcdRequests    *prometheus.CounterVec
 }
 
+// requestInfoKey is the context key of the request's parse by requestInfos (nil when it failed), which the
+// metrics make and the request deadline reads, so that a request is parsed once for both.
+type requestInfoKey struct{}
+
+// requestInfoOf is r's parse by requestInfos: the one in its context, or a new one.
+func requestInfoOf(r *http.Request) *request.RequestInfo {
+	if info, ok := r.Context().Value(requestInfoKey{}).(*request.RequestInfo); ok {
+		return info
+	}
+	info, err := requestInfos.NewRequestInfo(r)
+	if err != nil {
+		return nil
+	}
+	return info
+}
+
 // requestInfos parse requests as the engine does: the same paths are resource requests.
 var requestInfos = &request.RequestInfoFactory{
 	APIPrefixes:          sets.NewString("api", "apis"),
@@ -88,9 +104,8 @@ var validVerbs = sets.NewString("APPLY", "CONNECT", "CREATE", "DELETE", "DELETEC
 // scope: "resource" for a named object or a create, "namespace", "cluster" for the other resource requests.
 // Other paths (discovery, /version, /openapi) have only a verb and their path as subresource, as upstream's
 // non-resource handlers report themselves.
-func (m *metrics) labels(r *http.Request) requestLabels {
-	info, err := requestInfos.NewRequestInfo(r)
-	if err != nil || !info.IsResourceRequest {
+func (m *metrics) labels(r *http.Request, info *request.RequestInfo) requestLabels {
+	if info == nil || !info.IsResourceRequest {
 		return requestLabels{verb: r.Method, subresource: r.URL.Path}
 	}
 	verb := strings.ToUpper(info.Verb)
@@ -137,9 +152,14 @@ func (m *metrics) labels(r *http.Request) requestLabels {
 func (m *metrics) instrument(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		l := m.labels(r)
+		info, err := requestInfos.NewRequestInfo(r)
+		if err != nil {
+			info = nil
+		}
+		l := m.labels(r, info)
 		rw := &recordingWriter{ResponseWriter: w}
-		h.ServeHTTP(rw, r)
+		// withRequestDeadline, inside, asks whether the request is a watch: it reads this parse.
+		h.ServeHTTP(rw, r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info)))
 		code := rw.status
 		if code == 0 {
 			code = http.StatusOK

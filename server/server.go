@@ -174,7 +174,6 @@ func NewHandler(opts Options) (*Handler, error) {
 // what releases both.
 func openEtcd(o EtcdOptions, log *slog.Logger) (*etcdstore.Store, func() error, error) {
 	cfg := etcdstore.Config{Endpoints: o.Endpoints, Log: log}
-	stopEmbedded := func() {}
 	switch {
 	case o.Embedded && len(o.Endpoints) > 0:
 		return nil, nil, errors.New("either etcd endpoints or an embedded etcd, not both")
@@ -185,11 +184,8 @@ func openEtcd(o EtcdOptions, log *slog.Logger) (*etcdstore.Store, func() error, 
 	case o.UnsafeNoFsync && !o.Embedded:
 		return nil, nil, errors.New("skipping fsync is a setting of the embedded etcd; a cluster has its own")
 	case o.Embedded:
-		start := etcdstore.StartEmbedded
-		if o.UnsafeNoFsync {
-			start = etcdstore.StartEmbeddedUnsafeNoFsync
-		}
-		ep, stop, err := start(o.DataDir)
+		// The server calls its own etcd in the process, without gRPC over loopback; others reach it at ep.
+		store, ep, err := etcdstore.OpenEmbedded(o.DataDir, o.UnsafeNoFsync, cfg)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -200,7 +196,7 @@ func openEtcd(o EtcdOptions, log *slog.Logger) (*etcdstore.Store, func() error, 
 				log.Warn("the embedded etcd skips fsync: a crash loses writes that were acknowledged (a benchmark setting)")
 			}
 		}
-		cfg.Endpoints, stopEmbedded = []string{ep}, stop
+		return store, store.Close, nil
 	case o.DataDir != "":
 		return nil, nil, errors.New("a data directory is for the embedded etcd; a cluster keeps its own")
 	case len(o.Endpoints) == 0:
@@ -213,14 +209,9 @@ func openEtcd(o EtcdOptions, log *slog.Logger) (*etcdstore.Store, func() error, 
 	}
 	store, err := etcdstore.New(cfg)
 	if err != nil {
-		stopEmbedded()
 		return nil, nil, err
 	}
-	return store, func() error {
-		err := store.Close()
-		stopEmbedded()
-		return err
-	}, nil
+	return store, store.Close, nil
 }
 
 // serverIdleTimeout is how long Serve keeps an idle kept-alive connection open, as kube-apiserver's 90 s.

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/namespace"
@@ -21,6 +23,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"crdplay/engine/storage"
 )
@@ -66,6 +69,13 @@ type Store struct {
 	timeout time.Duration
 	where   string // names the cluster in the log
 	log     *slog.Logger
+
+	prefix string // Config.Prefix
+	// inProcess is a store that calls an etcd of the process without gRPC (OpenEmbedded); stop stops that etcd.
+	inProcess bool
+	stop      func()
+	// read are the options of the reads of objects: serializable in the process (see storeOn).
+	read []clientv3.OpOption
 
 	// down is when a request last went unanswered for the whole timeout (Unix nanoseconds; 0 once one
 	// succeeds). See unreachable.
@@ -120,6 +130,14 @@ func New(cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("etcd %s: %w", strings.Join(cfg.Endpoints, ","), err)
 	}
+	return storeOn(client, cfg, false), nil
+}
+
+// storeOn returns a Store on client, which calls an etcd of the process when inProcess.
+func storeOn(client *clientv3.Client, cfg Config, inProcess bool) *Store {
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = DefaultRequestTimeout
+	}
 	s := &Store{
 		client:  client,
 		kv:      client.KV,
@@ -127,18 +145,39 @@ func New(cfg Config) (*Store, error) {
 		timeout: cfg.RequestTimeout,
 		where:   strings.Join(cfg.Endpoints, ","),
 		log:     cfg.Log,
+		prefix:  cfg.Prefix,
+
+		inProcess: inProcess,
+	}
+	if inProcess {
+		// The etcd of the process is a single member (embeddedConfig), which answers a write once it has applied
+		// it: its local state, which a serializable read reads, already has every acknowledged write, so such a
+		// read sees what a linearizable one would, without the round of raft (ReadIndex) that costs each read.
+		// The health check stays linearizable: it asks whether etcd can serve a quorum read.
+		s.read = []clientv3.OpOption{clientv3.WithSerializable()}
 	}
 	if cfg.Prefix != "" {
 		s.kv = namespace.NewKV(client.KV, cfg.Prefix)
-		s.watcher = namespace.NewWatcher(client.Watcher, cfg.Prefix)
+		w := client.Watcher
+		if inProcess {
+			// In the process, every watch of a key gets etcd's own event, where gRPC would give each a copy;
+			// the namespace watcher cuts the prefix off the event's key in place, so it needs a copy of its own.
+			w = copyingWatcher{w}
+		}
+		s.watcher = namespace.NewWatcher(w, cfg.Prefix)
 	}
-	return s, nil
+	return s
 }
 
-// Close ends the connection to etcd. Watches end (their channels close) and later calls fail.
+// Close ends the connection to etcd, and stops an etcd the store runs in the process (OpenEmbedded). Watches
+// end (their channels close) and later calls fail.
 func (s *Store) Close() error {
 	werr := s.watcher.Close()
-	return errors.Join(s.client.Close(), werr)
+	err := errors.Join(s.client.Close(), werr)
+	if s.stop != nil {
+		s.stop()
+	}
+	return err
 }
 
 // LoadTLS returns the TLS configuration of an etcd client from PEM files, as etcdctl's --cacert, --cert and
@@ -195,7 +234,7 @@ func (s *Store) Get(ctx context.Context, key string) (storage.Object, error) {
 	}
 	c, cancel := s.call(ctx)
 	defer cancel()
-	resp, err := s.kv.Get(c, key)
+	resp, err := s.kv.Get(c, key, s.read...)
 	if err != nil {
 		return storage.Object{}, s.fail(ctx, "get", key, err)
 	}
@@ -227,7 +266,7 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 		if opts.Limit > 0 && opts.Limit-int64(len(res.Items)) < n {
 			n = opts.Limit - int64(len(res.Items))
 		}
-		ropts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(n)}
+		ropts := append([]clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(n)}, s.read...)
 		if res.Revision == 0 && opts.Revision > 0 {
 			res.Revision = opts.Revision
 		}
@@ -267,6 +306,9 @@ func (s *Store) Create(ctx context.Context, key string, value []byte) (int64, er
 	if err := s.unreachable(ctx, "create"); err != nil {
 		return 0, err
 	}
+	if err := s.checkSendSize(key, value, 0, false); err != nil {
+		return 0, s.fail(ctx, "create", key, err)
+	}
 	c, cancel := s.call(ctx)
 	defer cancel()
 	// Mod revision 0 is a missing key: kube-apiserver's transaction (OptimisticPut with expected revision 0),
@@ -295,7 +337,7 @@ func (s *Store) Update(ctx context.Context, key string, value []byte, expected i
 	if expected <= 0 {
 		// A missing key has ModRevision 0, so the transaction below would let an update with 0 create the
 		// key; no stored key has a mod revision below 1, so such an update only needs the key's state.
-		resp, err := s.kv.Get(c, key, clientv3.WithKeysOnly())
+		resp, err := s.kv.Get(c, key, append([]clientv3.OpOption{clientv3.WithKeysOnly()}, s.read...)...)
 		if err != nil {
 			return 0, s.fail(ctx, "update", key, err)
 		}
@@ -304,6 +346,9 @@ func (s *Store) Update(ctx context.Context, key string, value []byte, expected i
 			return 0, fmt.Errorf("%s: %w", key, storage.ErrNotFound)
 		}
 		return 0, fmt.Errorf("%s: at revision %d, not %d: %w", key, resp.Kvs[0].ModRevision, expected, storage.ErrConflict)
+	}
+	if err := s.checkSendSize(key, value, expected, true); err != nil {
+		return 0, s.fail(ctx, "update", key, err)
 	}
 	// The transaction is kube-apiserver's (OptimisticPut of go.etcd.io/etcd/client/v3/kubernetes, with the
 	// Else that GuaranteedUpdate asks for), so that its encoded size, which etcd's limits and the client's
@@ -353,6 +398,32 @@ func (s *Store) Delete(ctx context.Context, key string, expected int64) (storage
 	return storage.Object{Key: key, Value: prev[0].Value, Revision: prev[0].ModRevision}, nil
 }
 
+// maxCallSendMsgSize is the etcd client's limit on a gRPC message it sends (defaultMaxCallSendMsgSize in
+// go.etcd.io/etcd/client/v3 options.go, which kube-apiserver keeps).
+const maxCallSendMsgSize = 2 * 1024 * 1024
+
+// checkSendSize refuses, in a store that calls etcd in the process (no gRPC client to refuse it), a write
+// transaction that the gRPC client would refuse to send for its size, with the client's status: the same
+// transaction as Create's (expected 0) or Update's (else get) is measured as gRPC measures it, encoded.
+func (s *Store) checkSendSize(key string, value []byte, expected int64, update bool) error {
+	// Cheap bound first: a transaction is its value plus a few hundred bytes of key and framing.
+	if !s.inProcess || len(value) < maxCallSendMsgSize-64*1024 {
+		return nil
+	}
+	k := []byte(s.prefix + key)
+	txn := &pb.TxnRequest{
+		Compare: []*pb.Compare{{Target: pb.Compare_MOD, Key: k, TargetUnion: &pb.Compare_ModRevision{ModRevision: expected}}},
+		Success: []*pb.RequestOp{{Request: &pb.RequestOp_RequestPut{RequestPut: &pb.PutRequest{Key: k, Value: value}}}},
+	}
+	if update {
+		txn.Failure = []*pb.RequestOp{{Request: &pb.RequestOp_RequestRange{RequestRange: &pb.RangeRequest{Key: k}}}}
+	}
+	if n := proto.Size(txn); n > maxCallSendMsgSize {
+		return status.Errorf(codes.ResourceExhausted, "trying to send message larger than max (%d vs. %d)", n, maxCallSendMsgSize)
+	}
+	return nil
+}
+
 // mismatch explains a transaction whose compare failed, from the key's state its Else branch read.
 func mismatch(key string, expected int64, resp *clientv3.TxnResponse) error {
 	kvs := resp.Responses[0].GetResponseRange().GetKvs()
@@ -374,7 +445,7 @@ func (s *Store) Watch(ctx context.Context, prefix string, from int64) (<-chan st
 	defer cancel()
 	// Reading one key at revision from fails if from is compacted; a revision etcd has not reached yet is
 	// fine: its changes are still to come. A count-only read of one key costs etcd nearly nothing.
-	probe := []clientv3.OpOption{clientv3.WithCountOnly()}
+	probe := append([]clientv3.OpOption{clientv3.WithCountOnly()}, s.read...)
 	if from > 0 {
 		probe = append(probe, clientv3.WithRev(from))
 	}
@@ -417,6 +488,42 @@ func (s *Store) Watch(ctx context.Context, prefix string, from int64) (<-chan st
 		}
 	}()
 	return out, nil
+}
+
+// copyingWatcher gives each watch copies of the events etcd sends, as a gRPC client receives them.
+type copyingWatcher struct{ clientv3.Watcher }
+
+func (w copyingWatcher) Watch(ctx context.Context, key string, opts ...clientv3.OpOption) clientv3.WatchChan {
+	in := w.Watcher.Watch(ctx, key, opts...)
+	out := make(chan clientv3.WatchResponse)
+	go func() {
+		defer close(out)
+		for resp := range in {
+			evs := make([]*clientv3.Event, len(resp.Events))
+			for i, ev := range resp.Events {
+				c := &clientv3.Event{Type: ev.Type}
+				if ev.Kv != nil {
+					c.Kv = &mvccpb.KeyValue{Key: ev.Kv.Key, CreateRevision: ev.Kv.CreateRevision, ModRevision: ev.Kv.ModRevision,
+						Version: ev.Kv.Version, Value: ev.Kv.Value, Lease: ev.Kv.Lease}
+				}
+				if ev.PrevKv != nil {
+					c.PrevKv = &mvccpb.KeyValue{Key: ev.PrevKv.Key, CreateRevision: ev.PrevKv.CreateRevision, ModRevision: ev.PrevKv.ModRevision,
+						Version: ev.PrevKv.Version, Value: ev.PrevKv.Value, Lease: ev.PrevKv.Lease}
+				}
+				evs[i] = c
+			}
+			resp.Events = evs
+			select {
+			case out <- resp:
+			case <-ctx.Done():
+				// Drain, so that the client's goroutine is not left blocked on a watch nobody reads.
+				for range in {
+				}
+				return
+			}
+		}
+	}()
+	return out
 }
 
 // compacted describes a revision etcd has compacted away: the compaction revision is learnt from a watch that
@@ -476,7 +583,8 @@ func (s *Store) unreachable(ctx context.Context, op string) error {
 		return fmt.Errorf("etcd %s: %w", op, err) // as fail would say
 	}
 	since := s.down.Load()
-	if since == 0 || s.client.ActiveConnection().GetState() != connectivity.TransientFailure {
+	// A store in the process has no connection to lose (ActiveConnection is nil).
+	if since == 0 || s.inProcess || s.client.ActiveConnection().GetState() != connectivity.TransientFailure {
 		return nil
 	}
 	return fmt.Errorf("%w: etcd is not reachable (no answer since %s)", storage.ErrUnavailable,

@@ -452,6 +452,15 @@ func TestServerErrorText(t *testing.T) {
 	// The prefix is part of every key etcd is sent, so the memory store is given the prefixed keys.
 	prefix := fmt.Sprintf("/errors%d", prefixes.Add(1))
 	s := newStore(t, Config{Prefix: prefix, Log: slog.New(slog.NewTextHandler(&log, nil))})
+	checkErrorText(t, s, prefix)
+	if !strings.Contains(log.String(), endpoint) || !strings.Contains(log.String(), "/registry/big") {
+		t.Errorf("the log does not name the endpoint and the key:\n%s", log.String())
+	}
+}
+
+// checkErrorText checks that writes too large for etcd or its client fail on s (whose keys have prefix) with
+// the memory store's errors for the same writes, which are the real server's.
+func checkErrorText(t *testing.T, s *Store, prefix string) {
 	ctx := context.Background()
 	// Above etcd's default request limit (1.5 MiB), below the client's send limit (2 MiB).
 	big := make([]byte, 1600*1024)
@@ -499,8 +508,41 @@ func TestServerErrorText(t *testing.T) {
 			}
 		})
 	}
-	if !strings.Contains(log.String(), endpoint) || !strings.Contains(log.String(), "/registry/big") {
-		t.Errorf("the log does not name the endpoint and the key:\n%s", log.String())
+}
+
+// TestInProcess: a store that calls an etcd of the process without gRPC (OpenEmbedded, as crdplay-server
+// --etcd-embedded runs) keeps the contract, refuses writes for their size in the words of the gRPC client it
+// does without, and shares its objects with a store that reaches the same etcd over its URL.
+func TestInProcess(t *testing.T) {
+	t.Parallel()
+	root, ep, err := OpenEmbedded(t.TempDir(), false, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	// Stores with prefixes of their own on the same client; closing one would close the client.
+	in := func() (*Store, string) {
+		prefix := fmt.Sprintf("/inprocess%d", prefixes.Add(1))
+		return storeOn(root.client, Config{Endpoints: []string{ep}, Prefix: prefix}, true), prefix
+	}
+	t.Run("contract", func(t *testing.T) {
+		storagetest.Run(t, func(t *testing.T) storage.Interface { s, _ := in(); return s })
+	})
+	t.Run("size", func(t *testing.T) {
+		s, prefix := in()
+		checkErrorText(t, s, prefix)
+	})
+	ctx := context.Background()
+	rev, err := root.Create(ctx, "/registry/shared", []byte("v"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote := newStore(t, Config{Endpoints: []string{ep}, Prefix: "/"})
+	if o, err := remote.Get(ctx, "registry/shared"); err != nil || string(o.Value) != "v" || o.Revision != rev {
+		t.Errorf("over the etcd's URL: %q at %d, %v; want v at %d", o.Value, o.Revision, err, rev)
+	}
+	if _, _, err := OpenEmbedded(t.TempDir(), false, Config{Endpoints: []string{ep}}); err == nil {
+		t.Error("OpenEmbedded with endpoints: no error")
 	}
 }
 
