@@ -81,7 +81,7 @@ func (r *crRequest) store(ctx context.Context, obj *unstructured.Unstructured, d
 		if err := rest.BeforeCreate(r.vi.strategy, ctx, o); err != nil {
 			return nil, err
 		}
-		data, err := r.encodeForStorage(o)
+		data, err := r.encodeOwnedForStorage(o) // o is this attempt's copy
 		if err != nil {
 			// kube-apiserver passes encoding (conversion) errors through unwrapped: a 500 without a reason.
 			return nil, err

@@ -126,10 +126,15 @@ func (r *crRequest) getObject(ctx context.Context, ns, name string) (*unstructur
 
 // encodeForStorage converts obj to the storage version and serialises it without a resourceVersion.
 func (r *crRequest) encodeForStorage(obj *unstructured.Unstructured) ([]byte, error) {
-	c := obj.DeepCopy()
-	c.SetResourceVersion("")
-	c.SetSelfLink("")
-	return runtime.Encode(r.vi.requestCodec, c)
+	return r.encodeOwnedForStorage(obj.DeepCopy())
+}
+
+// encodeOwnedForStorage is encodeForStorage of an object the caller made for the write and does not use
+// afterwards (create's copy): it is changed rather than copied again.
+func (r *crRequest) encodeOwnedForStorage(obj *unstructured.Unstructured) ([]byte, error) {
+	obj.SetResourceVersion("")
+	obj.SetSelfLink("")
+	return runtime.Encode(r.vi.requestCodec, obj)
 }
 
 // storedResult is what a write returns: the stored bytes read back as a read would see them.
