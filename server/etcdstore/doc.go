@@ -4,7 +4,8 @@
 // servers can share one etcd (replicas behind a load balancer) with the engine's optimistic concurrency intact.
 //
 // StartEmbedded runs an etcd inside the process, for a server that should keep its objects across restarts
-// without an etcd cluster to talk to.
+// without an etcd cluster to talk to; OpenEmbedded also returns a Store that calls that etcd in the process,
+// without gRPC, while the etcd still serves other clients on its loopback URL.
 //
 // The package lives in server/ because the etcd client brings gRPC and the network with it; the engine only
 // knows storage.Interface, and a dependency test keeps go.etcd.io out of it.
