@@ -241,6 +241,12 @@ export function createEditors(initial: Record<EditorId, string>, opts: EditorOpt
   // Each editor's text, made once per version of its document (the page reads them on every edit, and a big
   // CRD's text is megabytes).
   const texts = new WeakMap<Text, string>();
+  const text = (id: EditorId): string => {
+    const doc = views[id].state.doc;
+    let t = texts.get(doc);
+    if (t === undefined) texts.set(doc, (t = doc.toString()));
+    return t;
+  };
   return {
     views,
     show(diags) {
@@ -268,15 +274,24 @@ export function createEditors(initial: Record<EditorId, string>, opts: EditorOpt
         }
       }
     },
-    text(id) {
-      const doc = views[id].state.doc;
-      let t = texts.get(doc);
-      if (t === undefined) texts.set(doc, (t = doc.toString()));
-      return t;
-    },
-    set(id, text) {
+    text,
+    set(id, next) {
+      // Only the part that differs is replaced, as typing or a paste would: the rest of the document, its
+      // parse and its DOM stay, and so do the selection and the diagnostics around it.
       const v = views[id];
-      v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: text } });
+      const old = text(id);
+      if (old === next || next.includes('\r')) {
+        // The same text is set again as a change (callers expect the evaluation an edit makes); and the editor
+        // keeps lines, not their separators: positions in a text with \r are not the document's.
+        v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: next } });
+        return;
+      }
+      let from = 0;
+      const max = Math.min(old.length, next.length);
+      while (from < max && old.charCodeAt(from) === next.charCodeAt(from)) from++;
+      let end = 0;
+      while (end < max - from && old.charCodeAt(old.length - 1 - end) === next.charCodeAt(next.length - 1 - end)) end++;
+      v.dispatch({ changes: { from, to: old.length - end, insert: next.slice(from, next.length - end) } });
     },
     reveal,
     setReadOnly(ro) {

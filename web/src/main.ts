@@ -462,7 +462,8 @@ let running = false;
 const costs = { crds: [] as number[], objects: [] as number[] };
 function schedule(id: EditorId): void {
   clearTimeout(timer);
-  const crdEdit = (id === 'crd' || id === 'oldcrd') && app.editors.text(id) !== (id === 'crd' ? app.session.crdText : app.session.oldCrdText);
+  // An edit of a CRD editor reinstalls (its text is not read here: a big CRD's is megabytes, on each keystroke).
+  const crdEdit = id === 'crd' || id === 'oldcrd';
   const seen = costs[crdEdit ? 'crds' : 'objects'];
   // Before any, a CRD's install is expected to be slow, an object's evaluation quick.
   const expected = seen.length ? Math.min(...seen) : crdEdit ? Infinity : 0;

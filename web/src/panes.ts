@@ -539,11 +539,20 @@ export function traced(x: CrdplayExchange): Exchange {
   };
 }
 
+/** Each exchange's element in the log, once built: the log grows by an evaluation's requests at a time, and
+ * what it showed already is not built again (an opened exchange stays open). */
+const logNodes = new WeakMap<Exchange, HTMLElement>();
+
 /** The HTTP log: every request of the last evaluation and of the command line, with the exact answer. */
 export function renderLog(pane: HTMLElement, log: Exchange[]): void {
   pane.replaceChildren(
     h('p', { class: 'muted' }, `${log.length} request${log.length === 1 ? '' : 's'} through window.crdplay.request (newest last).`),
-    ...log.map((x, i) => exchange(x, i)),
+    ...log.map((x, i) => {
+      let el = logNodes.get(x);
+      if (!el) logNodes.set(x, (el = exchange(x, i)));
+      el.dataset.i = String(i);
+      return el;
+    }),
   );
 }
 
