@@ -7,7 +7,6 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apiserver/pkg/warning"
 
 	"crdplay/engine/internal/crds"
 	"crdplay/engine/storage"
@@ -42,16 +41,17 @@ func (s *Server) runControllers(ctx context.Context) {
 
 // settleControllers runs the controllers that a CRD create left due. kube-apiserver answers a create before
 // its controllers act on the CRD; so does the engine, but every request it serves after the answer sees what
-// they wrote, as if they had acted at once: the create starts them in the background, and a request that
-// comes first runs them itself. The context is the caller's, without its cancellation and warnings.
-func (s *Server) settleControllers(ctx context.Context) {
+// they wrote, as if they had acted at once: the create starts them in the background (settleLater), and a
+// request that comes first runs them itself. They run in a context of their own, as upstream's controllers:
+// no request's cancellation or warnings.
+func (s *Server) settleControllers() {
 	if !s.controllersDue.Load() {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.controllersDue.Load() {
-		s.runControllers(warning.WithWarningRecorder(context.WithoutCancel(ctx), nil))
+		s.runControllers(context.Background())
 	}
 }
 

@@ -179,14 +179,9 @@ func (r *crdRequest) create() (reply, error) {
 	}
 	if len(opts.DryRun) == 0 {
 		// The naming and establishing controllers run after the answer, as kube-apiserver's do; no request
-		// after it is served before they ran (settleControllers). The goroutine waits for s.mu.
+		// after it is served before they ran (settleControllers).
 		r.s.controllersDue.Store(true)
-		go func() {
-			// A panic of the controllers leaves the CRD as the create stored it (the next CRD write runs
-			// them again); unrecovered here, it would end the process.
-			defer func() { _ = recover() }()
-			r.s.settleControllers(ctx)
-		}()
+		r.s.settleLater()
 	}
 	return reply{code: http.StatusCreated, obj: out}, nil
 }

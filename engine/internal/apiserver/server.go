@@ -90,7 +90,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			s.write(w, req, rec, reply{code: http.StatusInternalServerError, obj: errorToStatus(err)}, negotiation.MediaTypeOptions{})
 		}
 	}()
-	s.settleControllers(req.Context())
+	s.settleControllers()
 	ctx := warning.WithWarningRecorder(req.Context(), rec)
 	req = req.WithContext(ctx)
 	if req.ContentLength > s.cfg.MaxRequestBytes {
