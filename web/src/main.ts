@@ -552,6 +552,9 @@ function show(res: CrdplayEvaluateResult, start = 0, call = 0): void {
   if (res.exchanges) pushLog(res.exchanges.map(traced));
   renderPane(app.tab);
   const t2 = performance.now();
+  // The kinds of a new CRD text (hover and completion in the objects editors read them; a big CRD takes a
+  // while to read) are read when the page is idle rather than on the next keystroke.
+  if (kindsCache.text !== app.editors.text('crd')) (globalThis.requestIdleCallback ?? setTimeout)(() => void kinds());
   app.timings = { start, call, engine: res.timings.total, diagnostics: t1 - t0, pane: t2 - t1, shown: t2 - t0 };
   document.body.dataset.runs = String(app.runs);
   if (embed) {
