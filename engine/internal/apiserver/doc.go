@@ -20,6 +20,8 @@
 //	storage.go        storage keys, encoding of stored objects, storage errors as API errors
 //	fieldmanagers.go  who a write is recorded as in managedFields, and the CRD endpoint's field managers
 //	controllers.go    the CRD controllers (names, establishing, finalizing), run after every CRD write
+//	                  (after a create's answer, before any later request: settleControllers)
+//	settle*.go        a create's controllers in the background, natively; not in js/wasm
 //	serving.go        a CRD's serving state: schemas, strategies, field managers, columns of each version
 //	codec.go          decoding, coercion, defaulting and conversion of custom resources
 //	respond.go        warnings, errors as Status, output media types, Table and PartialObjectMetadata
