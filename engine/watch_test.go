@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"crdplay/engine"
 )
@@ -120,5 +121,46 @@ func TestWatchCRDs(t *testing.T) {
 	}
 	if strings.Join(types, ",") != "ADDED,MODIFIED" {
 		t.Errorf("events %v", types)
+	}
+}
+
+// TestWatchCRDsOpenedBeforeCreate is a watch opened before a CRD's create, with no request after it: the
+// create answers before its controllers run (as kube-apiserver's does), and they must still run in the
+// background, so that the watcher sees the CRD Established. Served in-process, so that it runs under js/wasm
+// too, where the bridge serves requests concurrently in the same way.
+func TestWatchCRDsOpenedBeforeCreate(t *testing.T) {
+	h, err := engine.NewHandler(engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	watched := make(chan *httptest.ResponseRecorder)
+	go func() {
+		watched <- do(h, "GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions?watch=1&timeoutSeconds=3&fieldSelector=metadata.name%3Dcrontabs.stable.example.com", "", nil)
+	}()
+	// Let the watch start first; were it to start after the create, it would only be a weaker test.
+	time.Sleep(200 * time.Millisecond)
+	if rec := do(h, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "application/yaml", crontabCRD(t)); rec.Code != http.StatusCreated {
+		t.Fatalf("creating the CRD: %d %s", rec.Code, rec.Body)
+	}
+	rec := <-watched
+	established := false
+	for _, line := range strings.Split(strings.TrimSpace(rec.Body.String()), "\n") {
+		var ev struct {
+			Type   string `json:"type"`
+			Object struct {
+				Status struct {
+					Conditions []struct{ Type, Status string } `json:"conditions"`
+				} `json:"status"`
+			} `json:"object"`
+		}
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("%v: %q", err, line)
+		}
+		for _, c := range ev.Object.Status.Conditions {
+			established = established || (ev.Type == "MODIFIED" && c.Type == "Established" && c.Status == "True")
+		}
+	}
+	if !established {
+		t.Errorf("the watch ended without a MODIFIED event with Established=True:\n%s", rec.Body)
 	}
 }
