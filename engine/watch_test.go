@@ -97,14 +97,7 @@ func TestWatchCRDs(t *testing.T) {
 	lines := bufio.NewScanner(resp.Body)
 	var types []string
 	for len(types) < 2 && lines.Scan() {
-		var ev struct {
-			Type   string `json:"type"`
-			Object struct {
-				Status struct {
-					Conditions []struct{ Type, Status string } `json:"conditions"`
-				} `json:"status"`
-			} `json:"object"`
-		}
+		var ev crdEvent
 		if err := json.Unmarshal(lines.Bytes(), &ev); err != nil {
 			t.Fatal(err)
 		}
@@ -122,6 +115,16 @@ func TestWatchCRDs(t *testing.T) {
 	if strings.Join(types, ",") != "ADDED,MODIFIED" {
 		t.Errorf("events %v", types)
 	}
+}
+
+// crdEvent is a watch event of a CRD, with what the tests read of it.
+type crdEvent struct {
+	Type   string `json:"type"`
+	Object struct {
+		Status struct {
+			Conditions []struct{ Type, Status string } `json:"conditions"`
+		} `json:"status"`
+	} `json:"object"`
 }
 
 // TestWatchCRDsOpenedBeforeCreate is a watch opened before a CRD's create, with no request after it: the
@@ -145,14 +148,7 @@ func TestWatchCRDsOpenedBeforeCreate(t *testing.T) {
 	rec := <-watched
 	established := false
 	for _, line := range strings.Split(strings.TrimSpace(rec.Body.String()), "\n") {
-		var ev struct {
-			Type   string `json:"type"`
-			Object struct {
-				Status struct {
-					Conditions []struct{ Type, Status string } `json:"conditions"`
-				} `json:"status"`
-			} `json:"object"`
-		}
+		var ev crdEvent
 		if err := json.Unmarshal([]byte(line), &ev); err != nil {
 			t.Fatalf("%v: %q", err, line)
 		}
