@@ -7,7 +7,9 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
@@ -32,21 +34,38 @@ func StartEmbedded(dataDir string) (endpoint string, stop func(), err error) {
 // and can leave the data directory unreadable. It exists for benchmarks beside servers that run their etcd so
 // (the oracle does), never for data that matters.
 func StartEmbeddedUnsafeNoFsync(dataDir string) (endpoint string, stop func(), err error) {
-	cfg, err := embeddedConfig(dataDir, "127.0.0.1:0")
+	cfg, _, stop, err := startOnFreePorts(dataDir, "127.0.0.1:0", true)
 	if err != nil {
 		return "", nil, err
 	}
-	cfg.UnsafeNoFsync = true
-	return startEmbedded(cfg)
+	return cfg.AdvertiseClientUrls[0].String(), stop, nil
 }
 
 // StartEmbeddedOn is StartEmbedded serving clients on addr, a loopback host:port; port 0 picks a free one.
 func StartEmbeddedOn(dataDir, addr string) (endpoint string, stop func(), err error) {
-	cfg, err := embeddedConfig(dataDir, addr)
+	cfg, _, stop, err := startOnFreePorts(dataDir, addr, false)
 	if err != nil {
 		return "", nil, err
 	}
-	return startEmbedded(cfg)
+	return cfg.AdvertiseClientUrls[0].String(), stop, nil
+}
+
+// startOnFreePorts starts an embedded etcd configured by embeddedConfig. The ports it picks were free a moment
+// before etcd listens on them; when another process takes one in between (parallel test binaries do), etcd
+// fails with EADDRINUSE before it has written anything, and it is started again on newly picked ports.
+func startOnFreePorts(dataDir, addr string, noFsync bool) (*embed.Config, *embed.Etcd, func(), error) {
+	for attempt := 1; ; attempt++ {
+		cfg, err := embeddedConfig(dataDir, addr)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		cfg.UnsafeNoFsync = noFsync
+		e, stop, err := startEtcd(cfg)
+		if err != nil && attempt < 5 && portTaken(err) {
+			continue
+		}
+		return cfg, e, stop, err
+	}
 }
 
 // embeddedConfig is the configuration of an embedded etcd; tests change it (TLS) before startEmbedded.
@@ -105,12 +124,7 @@ func OpenEmbedded(dataDir string, noFsync bool, cfg Config) (*Store, string, err
 	if len(cfg.Endpoints) > 0 || cfg.TLS != nil {
 		return nil, "", errors.New("embedded etcd: a store in the process has no endpoints or TLS")
 	}
-	ecfg, err := embeddedConfig(dataDir, "127.0.0.1:0")
-	if err != nil {
-		return nil, "", err
-	}
-	ecfg.UnsafeNoFsync = noFsync
-	e, stop, err := startEtcd(ecfg)
+	ecfg, e, stop, err := startOnFreePorts(dataDir, "127.0.0.1:0", noFsync)
 	if err != nil {
 		return nil, "", err
 	}
@@ -149,8 +163,14 @@ func startEtcd(cfg *embed.Config) (*embed.Etcd, func(), error) {
 	return e, stop, nil
 }
 
+// portTaken tells whether etcd failed to start because a port it was to listen on is in use.
+func portTaken(err error) bool {
+	return errors.Is(err, syscall.EADDRINUSE) || strings.Contains(err.Error(), "address already in use")
+}
+
 // freePort returns a port that was free on host a moment ago. etcd opens its listeners itself, so the port
-// cannot be held until then; another process taking it in between makes StartEtcd fail, which is reported.
+// cannot be held until then; another process taking it in between makes StartEtcd fail (startOnFreePorts then
+// picks again).
 func freePort(host string) (string, error) {
 	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {

@@ -593,3 +593,27 @@ func TestEmbeddedUnsafeNoFsync(t *testing.T) {
 		t.Fatalf("after a restart: %q, %v; want v", o.Value, err)
 	}
 }
+
+// TestPortTaken checks that etcd's failure on a port another process holds is recognised, so that
+// startOnFreePorts picks new ports instead of failing when a parallel test binary takes one first.
+func TestPortTaken(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	cfg, err := embeddedConfig(t.TempDir(), l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = startEtcd(cfg)
+	if err == nil {
+		t.Fatal("etcd started on a port in use")
+	}
+	if !portTaken(err) {
+		t.Errorf("not recognised as a port in use: %v", err)
+	}
+	if portTaken(errors.New("embedded etcd: no data directory")) {
+		t.Error("another error recognised as a port in use")
+	}
+}
