@@ -169,7 +169,9 @@ bench: wasm-workspace need-chromium node_modules/.package-lock.json
 	@echo
 	$(GO) run ./tools/loadbench -clients 8 -duration $(BENCH_DURATION)
 	@echo
-	@test -x $(ORACLE) || { echo '$(ORACLE) not found: building it (about 9 minutes on 2 cores)'; $(dir $(ORACLE))../build.sh --no-kubectl; }
+	@test -x $(ORACLE) || { test -x $(dir $(ORACLE))../build.sh || { \
+		echo '$(ORACLE) not found, nor its build.sh: make bench ORACLE=/path/to/shared/oracle/bin/oracle'; exit 2; }; \
+		echo '$(ORACLE) not found: building it (about 9 minutes on 2 cores)'; $(dir $(ORACLE))../build.sh --no-kubectl; }
 	$(GO) run ./tools/sidebyside -oracle $(ORACLE) -server bin/crdplay-server -reps $(BENCH_REPS) \
 		-page build/bench/page-corpus.json -edits build/bench/page-edits.json
 
