@@ -1,6 +1,7 @@
 // Command sidebyside prints, as one Markdown table, crdplay's figures beside the real API server's for the same
-// work in the same run (issue 14), with their ratio and a verdict against the issue's goals. It is a report
-// for `make bench`, not a test: it fails only when a server or a request fails.
+// work in the same run, with their ratio and a verdict against crdplay's speed goals (the goal column: the
+// page's install at most half the real server's time, and so on). It is a report for `make bench`, not a
+// test: it fails only when a server or a request fails.
 //
 //	go run ./tools/sidebyside [-oracle ../shared/oracle/bin/oracle] [-server bin/crdplay-server]
 //	    [-page build/bench/page-corpus.json] [-edits build/bench/page-edits.json] [-reps 3] [-only SUBSTRING]

@@ -188,11 +188,11 @@ console.log(`| re-evaluation after an edit, CronTab example, median of ${ev.leng
 const lw = largestTimes.times.map((x) => x.wall).sort((a, b) => a - b);
 const lwMedian = lw[lw.length >> 1];
 console.log(`| re-evaluation after an edit, largest corpus CRD (argo-workflows Workflow, 2.8 MB), median of ${lw.length} | ${lwMedian.toFixed(1)} ms | 150 ms | ${verdict(lwMedian, 150)} |`);
-// Issue 14: an edit is one frame.
+// An edit is one frame: results within 16 ms at p90 (10 ms median) for CronTab, 40 ms for the largest CRD.
 const p90 = (xs) => xs[Math.floor(xs.length * 0.9)];
-console.log(`| edit to results shown, CronTab, median (issue 14) | ${evMedian.toFixed(1)} ms | 10 ms | ${verdict(evMedian, 10)} |`);
-console.log(`| edit to results shown, CronTab, p90 (issue 14) | ${p90(ev).toFixed(1)} ms | 16 ms | ${verdict(p90(ev), 16)} |`);
-console.log(`| edit to results shown, largest corpus CRD, p90 (issue 14) | ${p90(lw).toFixed(1)} ms | 40 ms | ${verdict(p90(lw), 40)} |`);
+console.log(`| edit to results shown, CronTab, median (one frame) | ${evMedian.toFixed(1)} ms | 10 ms | ${verdict(evMedian, 10)} |`);
+console.log(`| edit to results shown, CronTab, p90 (one frame) | ${p90(ev).toFixed(1)} ms | 16 ms | ${verdict(p90(ev), 16)} |`);
+console.log(`| edit to results shown, largest corpus CRD, p90 (one frame) | ${p90(lw).toFixed(1)} ms | 40 ms | ${verdict(p90(lw), 40)} |`);
 // For tools/sidebyside's table: each example's edit-to-results times, ms.
 const editSummary = (times) => {
   const w = times.map((x) => x.wall).sort((a, b) => a - b);

@@ -1,4 +1,4 @@
-// Browser test: the page's CRD upgrade mode (issue 13). Choosing "CRD upgrade" shows the old-CRD editor; the
+// Browser test: the page's CRD upgrade mode. Choosing "CRD upgrade" shows the old-CRD editor; the
 // Result pane then gives the API's answer to the new CRD sent over the old one, a table of the stored objects
 // by served version whose cells are the GET, no-op update and /status verdicts, and the static findings, each
 // linked to its line of the new CRD (or of the old one, for a removed version), where the editors mark it too.
