@@ -494,18 +494,24 @@ func (ev *evaluation) noOld(o *object) {
 		Span:    o.doc.Locate("metadata.name").Span, Exact: true})
 }
 
+// defaultResourceVersion gives obj the resourceVersion rv unless its metadata names one, as kubectl replace
+// sends the object it read's version with an edited object that has none.
+func defaultResourceVersion(obj map[string]interface{}, rv string) {
+	md, _ := obj["metadata"].(map[string]interface{})
+	if md == nil {
+		md = map[string]interface{}{}
+		obj["metadata"] = md
+	}
+	if v, _ := md["resourceVersion"].(string); v == "" {
+		md["resourceVersion"] = rv
+	}
+}
+
 // put replaces old with the document (sub "" or "status"), with old's resourceVersion unless the document
 // has one, as `kubectl replace` sends an object: JSON.
 func (ev *evaluation) put(o, old *object, sub string) {
 	body := deepCopyMap(o.obj)
-	md, _ := body["metadata"].(map[string]interface{})
-	if md == nil {
-		md = map[string]interface{}{}
-		body["metadata"] = md
-	}
-	if rv, _ := md["resourceVersion"].(string); rv == "" {
-		md["resourceVersion"] = old.rv
-	}
+	defaultResourceVersion(body, old.rv)
 	data, _ := json.Marshal(body)
 	path := o.crd.path(o.ver, o.ns, o.res.Name)
 	op := "update"

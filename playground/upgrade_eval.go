@@ -251,14 +251,7 @@ func (u *upgrader) replaceCRD(old *installed, d *yamlpos.Doc) *installed {
 		dec := json.NewDecoder(bytes.NewReader(j))
 		dec.UseNumber()
 		if dec.Decode(&m) == nil && m != nil {
-			md, _ := m["metadata"].(map[string]interface{})
-			if md == nil {
-				md = map[string]interface{}{}
-				m["metadata"] = md
-			}
-			if rv, _ := md["resourceVersion"].(string); rv == "" {
-				md["resourceVersion"] = live.ResourceVersion
-			}
+			defaultResourceVersion(m, live.ResourceVersion)
 			if b, err := json.Marshal(m); err == nil {
 				ct, body = "application/json", b
 			}
