@@ -260,32 +260,30 @@ func (u *upgrader) refusalCause(f crddiff.Finding) string {
 // differs reports whether the values at an object path differ between the stored object as the old CRD
 // served it and a read after the upgrade, where either may lack them.
 func differs(before map[string]interface{}, after json.RawMessage, path string) bool {
-	var a map[string]interface{}
-	dec := json.NewDecoder(bytes.NewReader(after))
-	dec.UseNumber()
-	if before == nil || dec.Decode(&a) != nil {
-		return false
-	}
-	vb, _ := valuesAt(before, path)
-	va, _ := valuesAt(a, path)
-	return !reflect.DeepEqual(vb, va)
+	differ, _ := compareAt(before, after, path)
+	return differ
 }
 
 // changed reports whether the value at an object path (with [*] for any list index or map key) differs
-// between the stored object as the old CRD served it and a read after the upgrade.
+// between the stored object as the old CRD served it and a read after the upgrade, where the stored object
+// has it (nothing stored there is nothing to lose).
 func changed(before map[string]interface{}, after json.RawMessage, path string) bool {
+	differ, stored := compareAt(before, after, path)
+	return stored && differ
+}
+
+// compareAt reads after and compares the values at path in before and after (a value missing on one side
+// differs); stored tells whether before has any. A read that cannot be decoded compares as no difference.
+func compareAt(before map[string]interface{}, after json.RawMessage, path string) (differ, stored bool) {
 	var a map[string]interface{}
 	dec := json.NewDecoder(bytes.NewReader(after))
 	dec.UseNumber()
 	if before == nil || dec.Decode(&a) != nil {
-		return false
+		return false, false
 	}
-	vb, vokb := valuesAt(before, path)
-	va, voka := valuesAt(a, path)
-	if !vokb {
-		return false // nothing stored there to lose
-	}
-	return !voka || !reflect.DeepEqual(vb, va)
+	vb, stored := valuesAt(before, path)
+	va, _ := valuesAt(a, path)
+	return !reflect.DeepEqual(vb, va), stored
 }
 
 // valuesAt collects the values at an object path, [*] standing for every list item or map value; ok is false
@@ -298,8 +296,14 @@ func valuesAt(v interface{}, path string) ([]interface{}, bool) {
 			switch t := c.(type) {
 			case map[string]interface{}:
 				if seg == "[*]" {
-					for _, x := range t {
-						next = append(next, x)
+					// In key order: the values of two reads are compared as lists.
+					keys := make([]string, 0, len(t))
+					for k := range t {
+						keys = append(keys, k)
+					}
+					sort.Strings(keys)
+					for _, k := range keys {
+						next = append(next, t[k])
 					}
 				} else if x, ok := t[seg]; ok {
 					next = append(next, x)

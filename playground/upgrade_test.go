@@ -250,3 +250,31 @@ func TestUpgradeListItems(t *testing.T) {
 		t.Errorf("findings %+v, want the maximum affecting default/x", f)
 	}
 }
+
+// TestChangedMapValues compares values under [*] of a map: the same map read twice is unchanged whatever
+// order Go iterates its keys in, and one changed value is a change.
+func TestChangedMapValues(t *testing.T) {
+	labels := map[string]interface{}{}
+	for i := 0; i < 20; i++ {
+		labels[fmt.Sprintf("k%02d", i)] = fmt.Sprintf("v%02d", i)
+	}
+	before := map[string]interface{}{"spec": map[string]interface{}{"labels": labels}}
+	same, err := json.Marshal(before)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		if changed(before, same, "spec.labels[*]") || differs(before, same, "spec.labels[*]") {
+			t.Fatal("the same map read again counts as changed")
+		}
+	}
+	labels["k07"] = "other"
+	edited, err := json.Marshal(before)
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels["k07"] = "v07"
+	if !changed(before, edited, "spec.labels[*]") {
+		t.Error("a changed map value does not count as changed")
+	}
+}
