@@ -35,6 +35,20 @@ type crdState struct {
 	// served maps group/version/kind to the established CRD that serves it: the REST mapping kubectl gets
 	// from discovery.
 	served map[gvk]*installed
+	// pending is the analysis an install with Input.DeferAnalysis left for later (analysePending), one entry
+	// per CRD document that has one; docs stay parsed until then, for placing it.
+	pending []*pendingAnalysis
+	// deferring is set while an install with Input.DeferAnalysis runs.
+	deferring bool
+}
+
+// pendingAnalysis is one CRD document's analysis, left for later.
+type pendingAnalysis struct {
+	d   *yamlpos.Doc
+	crd *apiextensionsv1.CustomResourceDefinition
+	// i is the document's index in crdState.results; c is its established CRD (nil when it is not).
+	i int
+	c *installed
 }
 
 type gvk struct{ group, version, kind string }
@@ -93,19 +107,23 @@ func (st *crdState) resultsFor(omitSchemas bool) []CRDResult {
 	return out
 }
 
-// install starts an engine and creates every CRD of text in it, in order, as `kubectl create -f` would.
-func (s *Session) install(ctx context.Context, text string, trace *[]Exchange, engineTime *time.Duration) (*crdState, error) {
-	return s.installLean(ctx, text, trace, engineTime, false)
+// install starts an engine and creates every CRD of text in it, in order, as `kubectl create -f` would. With
+// deferAnalysis, the playground's analysis of the CRDs (cost reports, version analysis, explain trees, runtime
+// cost models) is left in st.pending, for analysePending: the engine's answers are complete without it.
+func (s *Session) install(ctx context.Context, text string, trace *[]Exchange, engineTime *time.Duration, deferAnalysis bool) (*crdState, error) {
+	return s.installLean(ctx, text, trace, engineTime, false, deferAnalysis)
 }
 
 // installLean is install, without the cost reports, explain trees and runtime cost models when lean is set:
 // for CRDs that only serve to store objects under (ModeUpgrade's old CRD).
-func (s *Session) installLean(ctx context.Context, text string, trace *[]Exchange, engineTime *time.Duration, lean bool) (*crdState, error) {
+func (s *Session) installLean(ctx context.Context, text string, trace *[]Exchange, engineTime *time.Duration, lean, deferAnalysis bool) (*crdState, error) {
 	h, store, err := s.newEngine()
 	if err != nil {
 		return nil, err
 	}
 	st := &crdState{text: text, revision: revisionOf(text), handler: h, store: store, served: map[gvk]*installed{}, results: []CRDResult{}}
+	st.deferring = deferAnalysis && !lean
+	defer func() { st.deferring = false }()
 	ev := &evaluation{ctx: ctx, s: s, st: st, trace: trace, skipAnalysis: lean, skipRuntime: lean}
 	defer func() { *engineTime = ev.engineTime }()
 	if len(text) > maxText {
@@ -122,10 +140,25 @@ func (s *Session) installLean(ctx context.Context, text string, trace *[]Exchang
 	for _, d := range docs {
 		st.results = append(st.results, ev.installOne(d))
 	}
-	// Everything positioned in the CRD text is placed by now; the parse trees of a large CRD are a
-	// good part of the heap that every later garbage collection would walk.
-	st.docs = nil
+	if len(st.pending) == 0 {
+		// Everything positioned in the CRD text is placed by now; the parse trees of a large CRD are a
+		// good part of the heap that every later garbage collection would walk.
+		st.docs = nil
+	}
 	return st, nil
+}
+
+// analysePending runs the analysis an install left for later, and fills the results and the established
+// CRDs' runtime cost models with it, as an install without deferral would have.
+func (st *crdState) analysePending() {
+	for _, p := range st.pending {
+		res := &st.results[p.i]
+		schemas := analyseInto(p.d, p.crd, res)
+		if p.c != nil {
+			p.c.setRuntime(p.crd, schemas)
+		}
+	}
+	st.pending, st.docs = nil, nil
 }
 
 // installOne POSTs one CRD document and reads back what the controllers made of it.
@@ -191,8 +224,12 @@ func (ev *evaluation) readBack(d *yamlpos.Doc, name string, res *CRDResult) *ins
 	}
 	// The CRD as the API holds it (defaults applied) is what the page explains: no need to decode the text.
 	var schemas []*celcost.Schema
+	var pending *pendingAnalysis
 	if !ev.skipAnalysis {
 		schemas = ev.analyse(d, &live, res)
+		if n := len(st.pending); n > 0 && st.pending[n-1].crd == &live {
+			pending = st.pending[n-1]
+		}
 	} else if !ev.skipRuntime {
 		schemas = celcost.Prepare(&live)
 	}
@@ -237,17 +274,17 @@ func (ev *evaluation) readBack(d *yamlpos.Doc, name string, res *CRDResult) *ins
 		statusSub:      map[string]bool{}, deprecated: map[string]bool{}, runtime: map[string]*celcost.Schema{},
 		ruleFields: map[string][]string{},
 	}
-	for i, v := range live.Spec.Versions {
-		if i < len(res.Versions) && res.Versions[i].Name == v.Name {
-			for _, r := range res.Versions[i].CEL.Rules {
-				c.ruleFields[v.Name] = append(c.ruleFields[v.Name], r.Self)
-			}
+	for _, v := range live.Spec.Versions {
+		if v.Schema != nil && !ev.skipAnalysis {
+			c.ruleFields[v.Name] = celcost.RuleSelves(v.Schema.OpenAPIV3Schema)
 		}
 		c.statusSub[v.Name] = v.Subresources != nil && v.Subresources.Status != nil
 		c.deprecated[v.Name] = v.Deprecated
-		if v.Served && v.Schema != nil && !ev.skipRuntime {
-			c.runtime[v.Name] = schemas[i]
-		}
+	}
+	if pending != nil {
+		pending.c = c
+	} else if !ev.skipRuntime {
+		c.setRuntime(&live, schemas)
 	}
 	// The preferred version, as discovery reports it (kubectl get lists in it).
 	if dr := ev.do(http.MethodGet, "/apis/"+c.group, "", "application/json", nil); dr.status == http.StatusOK {
@@ -270,10 +307,30 @@ func (ev *evaluation) readBack(d *yamlpos.Doc, name string, res *CRDResult) *ins
 	return c
 }
 
+// setRuntime keeps the served versions' schemas as the analysis prepared them, for runtimeFor.
+func (c *installed) setRuntime(crd *apiextensionsv1.CustomResourceDefinition, schemas []*celcost.Schema) {
+	for i, v := range crd.Spec.Versions {
+		if v.Served && v.Schema != nil && i < len(schemas) {
+			c.runtime[v.Name] = schemas[i]
+		}
+	}
+}
+
 // analyse fills what the playground derives from a CRD itself: its versions with their printer columns, the
 // cost report of their rules and their explain trees, placed in the document. It returns the versions'
-// schemas as celcost prepared them, for the runtime cost models.
+// schemas as celcost prepared them, for the runtime cost models. It fills the versions
+// alone and leaves the rest in st.pending (returning nil) while the install defers its analysis.
 func (ev *evaluation) analyse(d *yamlpos.Doc, crd *apiextensionsv1.CustomResourceDefinition, res *CRDResult) []*celcost.Schema {
+	describe(crd, res)
+	if ev.st.deferring {
+		ev.st.pending = append(ev.st.pending, &pendingAnalysis{d: d, crd: crd, i: len(ev.st.results)})
+		return nil
+	}
+	return analyseInto(d, crd, res)
+}
+
+// describe fills what the text declares of a CRD and its versions (names, scope, subresources, columns).
+func describe(crd *apiextensionsv1.CustomResourceDefinition, res *CRDResult) {
 	res.Name = crd.Name
 	res.Group = crd.Spec.Group
 	res.Scope = string(crd.Spec.Scope)
@@ -281,13 +338,8 @@ func (ev *evaluation) analyse(d *yamlpos.Doc, crd *apiextensionsv1.CustomResourc
 	if crd.Spec.Conversion != nil && crd.Spec.Conversion.Strategy != "" {
 		res.Conversion = string(crd.Spec.Conversion.Strategy)
 	}
-	schemas := celcost.Prepare(crd)
-	costs := celcost.ReportPrepared(crd, schemas)
-	locate := d.Locator()
-	compat := k8sversions.AnalyzePrepared(crd, costs, schemas)
-	compat.Place(locate)
-	res.Compat = &compat
-	for i, v := range crd.Spec.Versions {
+	res.Versions = make([]VersionInfo, 0, len(crd.Spec.Versions))
+	for _, v := range crd.Spec.Versions {
 		vi := VersionInfo{Name: v.Name, Served: v.Served, Storage: v.Storage, Deprecated: v.Deprecated, DeprecationWarning: v.DeprecationWarning}
 		if v.Subresources != nil {
 			vi.StatusSubresource = v.Subresources.Status != nil
@@ -296,6 +348,23 @@ func (ev *evaluation) analyse(d *yamlpos.Doc, crd *apiextensionsv1.CustomResourc
 		for _, c := range v.AdditionalPrinterColumns {
 			vi.Columns = append(vi.Columns, PrinterColumn{Name: c.Name, Type: c.Type, JSONPath: c.JSONPath, Priority: c.Priority})
 		}
+		// Filled by analyseInto; until then a version's report has no rules.
+		vi.CEL = celcost.Version{Version: v.Name, Rules: []celcost.Rule{}}
+		res.Versions = append(res.Versions, vi)
+	}
+}
+
+// analyseInto adds to the versions describe filled the cost report of their rules, the version analysis
+// and the explain trees, placed in the document.
+func analyseInto(d *yamlpos.Doc, crd *apiextensionsv1.CustomResourceDefinition, res *CRDResult) []*celcost.Schema {
+	schemas := celcost.Prepare(crd)
+	costs := celcost.ReportPrepared(crd, schemas)
+	locate := d.Locator()
+	compat := k8sversions.AnalyzePrepared(crd, costs, schemas)
+	compat.Place(locate)
+	res.Compat = &compat
+	for i, v := range crd.Spec.Versions {
+		vi := &res.Versions[i]
 		if i < len(costs) {
 			vi.CEL = costs[i]
 			for j := range vi.CEL.Rules {
@@ -314,7 +383,6 @@ func (ev *evaluation) analyse(d *yamlpos.Doc, crd *apiextensionsv1.CustomResourc
 				return &r.Span
 			})
 		}
-		res.Versions = append(res.Versions, vi)
 	}
 	return schemas
 }

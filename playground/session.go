@@ -116,7 +116,7 @@ func (s *Session) Evaluate(ctx context.Context, in Input) (res *Result, err erro
 	}
 	if s.st == nil || s.st.text != crdText {
 		var engineTime time.Duration
-		st, err := s.install(ctx, crdText, trace, &engineTime)
+		st, err := s.install(ctx, crdText, trace, &engineTime, in.DeferAnalysis)
 		if err != nil {
 			s.st = nil
 			return nil, err
@@ -128,6 +128,12 @@ func (s *Session) Evaluate(ctx context.Context, in Input) (res *Result, err erro
 		res.CRDCached = true
 	}
 	st := s.st
+	if len(st.pending) > 0 && !in.DeferAnalysis {
+		t := time.Now()
+		st.analysePending()
+		res.Timings.Analysis = ms(time.Since(t))
+	}
+	res.AnalysisPending = len(st.pending) > 0
 	res.CRDRevision = st.revision
 	res.SchemasOmitted = in.KnownCRDRevision != "" && in.KnownCRDRevision == st.revision
 	res.CRDs = st.resultsFor(res.SchemasOmitted)

@@ -4,9 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 const crontabObject = "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: my-new-cron-object\nspec:\n  cronSpec: \"* * * * */5\"\n  image: my-awesome-cron-image\n"
@@ -195,3 +200,152 @@ func TestListDocuments(t *testing.T) {
 		})
 	}
 }
+
+// TestDeferredAnalysis: an evaluation with DeferAnalysis answers as one without, less the analysis (rules'
+// costs, compat, explain trees, objects' CEL costs); the next evaluation without it has everything, equal to
+// an evaluation that never deferred. The cases are every oracle case's CRD with its create steps as objects
+// (CEL rules, rules the API skipped, refused CRDs), and a corpus CRD with many rules.
+func TestDeferredAnalysis(t *testing.T) {
+	type tc struct{ name, crd, objects string }
+	var cases []tc
+	dirs, err := os.ReadDir(oracleDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dirs {
+		if !d.IsDir() {
+			continue
+		}
+		crd := readText(t, d.Name(), "crd.yaml")
+		steps, _ := filepath.Glob(filepath.Join(oracleDir, d.Name(), "[0-9]*-create*.yaml"))
+		var objs []string
+		for _, f := range steps {
+			text, _ := stepText(t, d.Name(), filepath.Base(f))
+			objs = append(objs, text)
+		}
+		cases = append(cases, tc{d.Name(), crd, strings.Join(objs, "\n---\n")})
+	}
+	corpus, err := os.ReadFile("../testdata/corpus/gateway-api/HTTPRoute/crd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, err := os.ReadFile("../testdata/corpus/gateway-api/HTTPRoute/01-create.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases = append(cases, tc{"corpus-HTTPRoute", string(corpus), string(obj)})
+	// What differs between two sessions whatever they do: the objects' uids, generated names and the
+	// managedFields' times (the field managers' own clock).
+	norm := func(r *Result) string {
+		r.Timings, r.CRDCached = Timings{}, false
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v any
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatal(err)
+		}
+		b, _ = json.Marshal(inMapOrder(v, ""))
+		return volatile.ReplaceAllString(string(b), "<volatile>")
+	}
+	now := func() time.Time { return time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC) }
+	pending := 0
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fs := NewSession(Options{Now: now})
+			full := evaluate(t, fs, Input{CRDs: &c.crd, Objects: c.objects})
+			// The same evaluation again, in the session that did not defer: the store's history (its
+			// resourceVersions) is then the same as the deferring session's second evaluation's.
+			full2 := evaluate(t, fs, Input{Objects: c.objects})
+			s := NewSession(Options{Now: now})
+			first := evaluate(t, s, Input{CRDs: &c.crd, Objects: c.objects, DeferAnalysis: true})
+			if first.AnalysisPending {
+				pending++
+			} else if len(first.CRDs) > 0 && first.CRDs[0].Compat != nil {
+				t.Fatalf("a deferred install has its analysis: %+v", first.CRDs[0].Compat)
+			}
+			// Less the analysis, the first answer is the complete one.
+			strip := func(r *Result) *Result {
+				cp := *r
+				cp.AnalysisPending = false
+				cp.CRDs = make([]CRDResult, len(r.CRDs))
+				for i, cr := range r.CRDs {
+					cr.Compat = nil
+					cr.Versions = append([]VersionInfo(nil), cr.Versions...)
+					for j := range cr.Versions {
+						cr.Versions[j].Schema, cr.Versions[j].CEL = nil, VersionCost{Version: cr.Versions[j].Name, Rules: []RuleCost{}}
+					}
+					cp.CRDs[i] = cr
+				}
+				cp.Objects = append([]ObjectResult(nil), r.Objects...)
+				for i := range cp.Objects {
+					cp.Objects[i].CEL = nil
+				}
+				return &cp
+			}
+			if got, want := norm(strip(first)), norm(strip(full)); got != want {
+				t.Errorf("deferred answer differs from the complete one less its analysis: %s", firstDiff(got, want))
+			}
+			for _, o := range first.Objects {
+				if o.CEL != nil {
+					t.Errorf("object %s has a CEL cost before the analysis", o.Name)
+				}
+			}
+			second := evaluate(t, s, Input{Objects: c.objects})
+			if second.AnalysisPending || (first.AnalysisPending && second.Timings.Analysis <= 0) {
+				t.Errorf("second evaluation: pending=%v analysis %v ms", second.AnalysisPending, second.Timings.Analysis)
+			}
+			if got, want := norm(second), norm(full2); got != want {
+				t.Errorf("the evaluation after a deferred one differs from one that never deferred: %s", firstDiff(got, want))
+			}
+		})
+	}
+	if pending < len(cases)/2 {
+		t.Errorf("only %d of %d cases deferred an analysis", pending, len(cases))
+	}
+}
+
+var volatile = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ|"name":"[a-z0-9.-]*-[a-z0-9]{5}"`)
+
+// firstDiff shows where two texts first differ.
+func firstDiff(got, want string) string {
+	i := 0
+	for i < len(got) && i < len(want) && got[i] == want[i] {
+		i++
+	}
+	from := max(0, i-150)
+	return fmt.Sprintf("at byte %d:\n got ...%s\nwant ...%s", i, got[from:min(len(got), i+150)], want[from:min(len(want), i+150)])
+}
+
+// inMapOrder sorts what upstream's validation lists in Go's map order, as kube-apiserver does (the causes of
+// an error, the errors joined in its message, and so the diagnostics made of them), so that two answers to
+// the same request compare equal.
+func inMapOrder(v any, key string) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			v[k] = inMapOrder(e, k)
+		}
+	case []any:
+		for i, e := range v {
+			v[i] = inMapOrder(e, "")
+		}
+		if key == "causes" || key == "diagnostics" {
+			sort.Slice(v, func(i, j int) bool {
+				a, _ := json.Marshal(v[i])
+				b, _ := json.Marshal(v[j])
+				return string(a) < string(b)
+			})
+		}
+	case string:
+		return invalidList.ReplaceAllStringFunc(v, func(m string) string {
+			items := strings.Split(m[len("is invalid: [") : len(m)-1], ", ")
+			sort.Strings(items)
+			return "is invalid: [" + strings.Join(items, ", ") + "]"
+		})
+	}
+	return v
+}
+
+var invalidList = regexp.MustCompile(`is invalid: \[.*\]`)

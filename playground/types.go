@@ -62,6 +62,12 @@ type Input struct {
 	KnownCRDRevision string `json:"knownCRDRevision,omitempty"`
 	// Trace asks for every HTTP exchange of the evaluation in Result.Exchanges.
 	Trace bool `json:"trace,omitempty"`
+	// DeferAnalysis leaves the playground's own analysis of newly installed CRDs for a later evaluation:
+	// the cost reports (VersionInfo.CEL), version reports (CRDResult.Compat), explain trees
+	// (VersionInfo.Schema) and objects' runtime costs (ObjectResult.CEL), which take a while for a big CRD and
+	// which no answer of the API depends on. The Result then says AnalysisPending, and the next evaluation
+	// without DeferAnalysis does the analysis first and has all of it. It is ignored in ModeUpgrade.
+	DeferAnalysis bool `json:"deferAnalysis,omitempty"`
 }
 
 // Result is everything the page shows for one evaluation. Every answer in it (statuses, bodies, causes,
@@ -74,6 +80,9 @@ type Result struct {
 	CRDCached bool `json:"crdCached"`
 	// SchemasOmitted is true when Input.KnownCRDRevision was current and VersionInfo.Schema was left out.
 	SchemasOmitted bool `json:"schemasOmitted"`
+	// AnalysisPending is true when Input.DeferAnalysis left the CRDs' analysis for later: the versions' CEL
+	// reports have no rules yet, and Compat, the schema trees and the objects' CEL costs are absent.
+	AnalysisPending bool `json:"analysisPending,omitempty"`
 	// CRDs has one entry per document of the CRD text.
 	CRDs []CRDResult `json:"crds"`
 	// OldObjects has one entry per document of the old-object text (ModeUpdate, ModeStatus).
@@ -377,4 +386,6 @@ type Timings struct {
 	CRDEngine    float64 `json:"crdEngine"`
 	Parse        float64 `json:"parse"`
 	ObjectEngine float64 `json:"objectEngine"`
+	// Analysis is the time an evaluation spent on the analysis an earlier one deferred (Input.DeferAnalysis).
+	Analysis float64 `json:"analysis,omitempty"`
 }

@@ -20,7 +20,7 @@ import (
 func (s *Session) upgrade(ctx context.Context, in Input, oldText, newText string, res *Result, trace *[]Exchange) error {
 	start := time.Now()
 	var engineTime time.Duration
-	st, err := s.installLean(ctx, oldText, trace, &engineTime, true)
+	st, err := s.installLean(ctx, oldText, trace, &engineTime, true, false)
 	if err != nil {
 		return err
 	}

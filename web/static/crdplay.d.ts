@@ -203,6 +203,9 @@ export interface CrdplayEvaluateInput {
   knownCRDRevision?: string;
   /** Return every HTTP exchange in exchanges. */
   trace?: boolean;
+  /** Leave the playground's analysis of newly installed CRDs (cost reports, compat, explain trees, objects'
+   * runtime costs) for the next evaluation without it; the result says analysisPending. */
+  deferAnalysis?: boolean;
 }
 
 /** A range of an editor's text: 1-based lines, 1-based columns in UTF-16 code units (as JavaScript and
@@ -609,6 +612,8 @@ export interface CrdplayTimings {
   parse: number;
   /** The part of objects spent in the engine's handler (the rest is placing the answers in the texts). */
   objectEngine: number;
+  /** The analysis an earlier evaluation deferred (deferAnalysis), done in this one. */
+  analysis?: number;
 }
 
 export interface CrdplayEvaluateResult {
@@ -617,6 +622,9 @@ export interface CrdplayEvaluateResult {
   /** The CRDs were already installed from the same text; only the objects ran. */
   crdCached: boolean;
   schemasOmitted: boolean;
+  /** deferAnalysis left the CRDs' analysis for later: no rules' costs, compat, schema trees or objects' CEL
+   * costs yet. */
+  analysisPending?: boolean;
   crds: CrdplayCRDResult[];
   oldObjects: CrdplayObjectResult[];
   objects: CrdplayObjectResult[];

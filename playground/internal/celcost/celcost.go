@@ -336,6 +336,40 @@ func CompileAt(ctx *apivalidation.CELSchemaContext, schema *structuralschema.Str
 	return out, nil
 }
 
+// RuleSelves returns, for a v1 schema, the object path of each x-kubernetes-validations rule ("" for the root,
+// "spec.tags[*]" for list items), one per rule, in the order ReportPrepared lists the rules (Rule.Self). It
+// walks the schema as visit does, without converting or compiling anything: an established CRD's schema is
+// structural, and its rules are then exactly those the report costs.
+func RuleSelves(s *apiextensionsv1.JSONSchemaProps) []string {
+	var out []string
+	ruleSelves(s, "", 0, &out)
+	return out
+}
+
+func ruleSelves(s *apiextensionsv1.JSONSchemaProps, self string, depth int, out *[]string) {
+	if s == nil || depth > maxDepth {
+		return
+	}
+	for range s.XValidations {
+		*out = append(*out, self)
+	}
+	if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
+		ruleSelves(s.AdditionalProperties.Schema, join(self, "[*]"), depth+1, out)
+	}
+	names := make([]string, 0, len(s.Properties))
+	for k := range s.Properties {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		p := s.Properties[k]
+		ruleSelves(&p, join(self, "."+k), depth+1, out)
+	}
+	if s.Items != nil && s.Items.Schema != nil {
+		ruleSelves(s.Items.Schema, join(self, "[*]"), depth+1, out)
+	}
+}
+
 func join(self, next string) string {
 	if self == "" && next != "" && next[0] == '.' {
 		return next[1:]

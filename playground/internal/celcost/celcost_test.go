@@ -3,9 +3,13 @@ package celcost
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/yaml"
 )
 
 const schema = `{
@@ -102,5 +106,54 @@ func TestRuntimeCost(t *testing.T) {
 	}
 	if NewRuntime(&apiextensionsv1.JSONSchemaProps{Type: "object"}) != nil {
 		t.Error("a runtime for a schema without rules")
+	}
+}
+
+// TestRuleSelves checks the cheap walk against the report it stands in for: the same rules' paths, in the
+// same order, for the schema above and every corpus CRD that has rules.
+func TestRuleSelves(t *testing.T) {
+	crds := map[string]*apiextensionsv1.CustomResourceDefinition{"inline": crd(t)}
+	files, err := filepath.Glob("../../../testdata/corpus/*/*/crd.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("corpus: %v (%d files)", err, len(files))
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.Unmarshal(b, c); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		crds[f] = c
+	}
+	withRules := 0
+	for name, c := range crds {
+		t.Run(name, func(t *testing.T) {
+			rep := Report(c)
+			for i, v := range c.Spec.Versions {
+				var want []string
+				for _, r := range rep[i].Rules {
+					want = append(want, r.Self)
+				}
+				if rep[i].Skipped != "" {
+					t.Fatalf("version %s: skipped: %s", v.Name, rep[i].Skipped)
+				}
+				var got []string
+				if v.Schema != nil {
+					got = RuleSelves(v.Schema.OpenAPIV3Schema)
+				}
+				if len(want) > 0 {
+					withRules++
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("version %s: RuleSelves %q, report %q", v.Name, got, want)
+				}
+			}
+		})
+	}
+	if withRules < 3 {
+		t.Errorf("only %d versions with rules: the test checks little", withRules)
 	}
 }
