@@ -340,7 +340,7 @@ func inMapOrder(v any, key string) any {
 		}
 	case string:
 		return invalidList.ReplaceAllStringFunc(v, func(m string) string {
-			items := strings.Split(m[len("is invalid: [") : len(m)-1], ", ")
+			items := strings.Split(m[len("is invalid: ["):len(m)-1], ", ")
 			sort.Strings(items)
 			return "is invalid: [" + strings.Join(items, ", ") + "]"
 		})
