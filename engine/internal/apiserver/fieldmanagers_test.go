@@ -1,0 +1,104 @@
+package apiserver
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/apiserver/pkg/registry/rest"
+
+	"crdplay/engine/internal/crds"
+)
+
+// TestTrackManagedFieldsLight holds trackManagedFields, which hands the field manager CRDs without the parts
+// that cannot change its answer, to the answer of the field manager given the whole objects: a create, a
+// client's /status write that takes a condition, the controllers' status write that changes it again (the
+// client loses the field), and a spec update (nothing left out), for every CRD of the corpus and the examples.
+func TestTrackManagedFieldsLight(t *testing.T) {
+	files, _ := filepath.Glob("../../../testdata/corpus/*/*/crd.yaml")
+	examples, _ := filepath.Glob("../../../testdata/examples/*/crd.yaml")
+	files = append(files, examples...)
+	if len(files) < 20 {
+		t.Fatalf("%d CRDs found", len(files))
+	}
+	full := func(fm *managedfields.FieldManager, live, obj *apiextensionsv1.CustomResourceDefinition, manager string) *apiextensionsv1.CustomResourceDefinition {
+		return fm.UpdateNoErrors(live.DeepCopy(), obj.DeepCopy(), manager).(*apiextensionsv1.CustomResourceDefinition)
+	}
+	check := func(t *testing.T, step string, got, want *apiextensionsv1.CustomResourceDefinition) {
+		t.Helper()
+		g, w := got.DeepCopy(), want.DeepCopy()
+		for _, c := range []*apiextensionsv1.CustomResourceDefinition{g, w} {
+			for i := range c.ManagedFields {
+				c.ManagedFields[i].Time = nil // the clock's second may turn between the two
+			}
+		}
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("%s: managedFields\n%+v\nwant\n%+v", step, g.ManagedFields, w.ManagedFields)
+		}
+		if len(w.ManagedFields) == 0 {
+			t.Errorf("%s: no managedFields", step)
+		}
+	}
+	main, status := crdFieldManagers().main, crdFieldManagers().status
+	for _, f := range files {
+		t.Run(filepath.Base(filepath.Dir(f)), func(t *testing.T) {
+			y, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			crd, _, err := crds.Decode(y, "application/yaml", "")
+			if err != nil {
+				t.Skip(err) // some examples are invalid on purpose
+			}
+			empty := &apiextensionsv1.CustomResourceDefinition{}
+			created, err := trackManagedFields(main, empty, crd.DeepCopy(), "client")
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(t, "create", created, full(main, empty, crd, "client"))
+
+			rest.FillObjectMetaSystemFields(created)
+			live := created
+			now := metav1.NewTime(time.Now())
+			byClient := &apiextensionsv1.CustomResourceDefinition{TypeMeta: live.TypeMeta, ObjectMeta: *live.ObjectMeta.DeepCopy(), Spec: live.Spec}
+			byClient.Status.Conditions = []apiextensionsv1.CustomResourceDefinitionCondition{{Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionFalse, Reason: "Mine", LastTransitionTime: now}}
+			want := full(status, live, byClient, "client")
+			got, err := trackManagedFields(status, live, byClient, "client")
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(t, "client status write", got, want)
+			if &got.Spec.Versions[0] != &live.Spec.Versions[0] {
+				t.Errorf("the status write's spec is not the live one")
+			}
+
+			live = got
+			st, _ := crds.ComputeStatus(live, []*apiextensionsv1.CustomResourceDefinition{live}, now)
+			next := &apiextensionsv1.CustomResourceDefinition{TypeMeta: live.TypeMeta, ObjectMeta: *live.ObjectMeta.DeepCopy(), Spec: live.Spec, Status: st}
+			want = full(status, live, next, "kube-apiserver")
+			got, err = trackManagedFields(status, live, next, "kube-apiserver")
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(t, "controller status write", got, want)
+
+			live = got
+			upd := live.DeepCopy()
+			upd.Spec.Versions[0].Served = !upd.Spec.Versions[0].Served
+			upd.Labels = map[string]string{"a": "b"}
+			check(t, "update", must(trackManagedFields(main, live, upd.DeepCopy(), "other")), full(main, live, upd, "other"))
+		})
+	}
+}
+
+func must(crd *apiextensionsv1.CustomResourceDefinition, err error) *apiextensionsv1.CustomResourceDefinition {
+	if err != nil {
+		panic(err)
+	}
+	return crd
+}
