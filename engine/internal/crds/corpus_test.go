@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,5 +78,38 @@ func BenchmarkComputeStatus(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		ComputeStatus(crd, all, now)
+	}
+}
+
+// TestCreatedVerdictNonStructural holds BeforeCreate's verdict for the non-structural schema controller (no
+// condition: create validation requires structural schemas) to the controller's own computation, for every CRD
+// of the corpus and the examples that a create accepts; two of the non-structural examples must be refused.
+func TestCreatedVerdictNonStructural(t *testing.T) {
+	files := corpusCRDs(t)
+	examples, _ := filepath.Glob("../../../testdata/examples/*/crd.yaml")
+	accepted, refused := 0, 0
+	for _, f := range append(files, examples...) {
+		y, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		crd, _, err := Decode(y, "application/yaml", "")
+		if err != nil {
+			continue
+		}
+		rest.FillObjectMetaSystemFields(crd)
+		if _, err := BeforeCreate(context.Background(), crd); err != nil {
+			if strings.Contains(f, "nonstructural") {
+				refused++
+			}
+			continue
+		}
+		accepted++
+		if got, want := cachedNonStructuralCondition(crd), nonStructuralCondition(crd); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: remembered %+v, computed %+v", f, got, want)
+		}
+	}
+	if accepted < 40 || refused < 2 { // nonstructural-example-2 is accepted: its allOf sits below the root
+		t.Errorf("%d CRDs accepted, %d non-structural ones refused", accepted, refused)
 	}
 }

@@ -303,15 +303,25 @@ func cachedNonStructuralCondition(crd *apiextensionsv1.CustomResourceDefinition)
 	c.Unlock()
 	if !ok || v.generation != crd.Generation {
 		v = nonStructuralVerdict{generation: crd.Generation, cond: nonStructuralCondition(crd)}
-		c.Lock()
-		c.m[crd.UID] = v
-		c.Unlock()
+		rememberNonStructural(crd, v.cond)
 	}
 	if v.cond == nil {
 		return nil
 	}
 	cond := *v.cond
 	return &cond
+}
+
+// rememberNonStructural records cond as the non-structural schema controller's verdict on crd's uid and
+// generation.
+func rememberNonStructural(crd *apiextensionsv1.CustomResourceDefinition, cond *apiextensionsv1.CustomResourceDefinitionCondition) {
+	if crd.UID == "" || crd.Generation == 0 {
+		return
+	}
+	c := &nonStructuralCache
+	c.Lock()
+	c.m[crd.UID] = nonStructuralVerdict{generation: crd.Generation, cond: cond}
+	c.Unlock()
 }
 
 func nonStructuralCondition(crd *apiextensionsv1.CustomResourceDefinition) *apiextensionsv1.CustomResourceDefinitionCondition {
