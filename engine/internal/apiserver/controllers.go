@@ -1,11 +1,16 @@
 package apiserver
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"sort"
+	"strconv"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"crdplay/engine/internal/crds"
@@ -150,5 +155,79 @@ func (s *Server) writeCRDStatus(ctx context.Context, next, live *apiextensionsv1
 	if err := crds.BeforeStatusUpdate(ctxWithNamespace(ctx, ""), next, live); err != nil {
 		return nil, err
 	}
+	if next.DeletionTimestamp == nil && sameSpec(&next.Spec, &live.Spec) {
+		if out, done, err := s.writeCRDKeepingSpec(ctx, next, live); done {
+			return out, err
+		}
+	}
 	return s.writeOrDeleteCRD(ctx, next, live)
+}
+
+// crdJSONStart is how every stored CRD begins (encodeCRD): its kind and apiVersion, then its metadata.
+const crdJSONStart = `{"kind":"CustomResourceDefinition","apiVersion":"apiextensions.k8s.io/v1","metadata":`
+
+// writeCRDKeepingSpec is writeCRD for a write that keeps live's spec (a controller's status write): it stores
+// and answers the same as writeCRD, but neither encodes nor decodes the spec, most of a large CRD's bytes and
+// time. Stored CRDs are encodeCRD's JSON, in which the spec sits between the metadata and the status; the stored
+// bytes must be live's (its revision, and its metadata and status encoded as they start and end), and their
+// spec is then live's spec encoded, since decoding and encoding again gives the same JSON. The new object is
+// those bytes with its own metadata and status around them, and its decode is live's spec with its own
+// metadata and status decoded. done is false (nothing written) when the stored bytes are not live's encoded
+// so: writeCRD then does the write, or reports the conflict. TestWriteCRDKeepingSpec compares with writeCRD.
+func (s *Server) writeCRDKeepingSpec(ctx context.Context, next, live *apiextensionsv1.CustomResourceDefinition) (out *apiextensionsv1.CustomResourceDefinition, done bool, err error) {
+	key := crdKey(next.Name)
+	cur, err := s.cfg.Storage.Get(ctx, key)
+	if err != nil || strconv.FormatInt(cur.Revision, 10) != live.ResourceVersion {
+		return nil, false, nil
+	}
+	liveMeta, liveStatus, err := encodeMetaAndStatus(live)
+	if err != nil {
+		return nil, false, nil
+	}
+	head, tail := len(crdJSONStart)+len(liveMeta)+len(`,"spec":`), len(`,"status":`)+len(liveStatus)+len(`}`)
+	if len(cur.Value) < head+tail || string(cur.Value[:len(crdJSONStart)]) != crdJSONStart ||
+		!bytes.Equal(cur.Value[len(crdJSONStart):head-len(`,"spec":`)], liveMeta) || string(cur.Value[head-len(`,"spec":`):head]) != `,"spec":` ||
+		string(cur.Value[len(cur.Value)-tail:len(cur.Value)-tail+len(`,"status":`)]) != `,"status":` ||
+		!bytes.Equal(cur.Value[len(cur.Value)-tail+len(`,"status":`):len(cur.Value)-1], liveStatus) || cur.Value[len(cur.Value)-1] != '}' {
+		return nil, false, nil
+	}
+	spec := cur.Value[head : len(cur.Value)-tail]
+	meta, status, err := encodeMetaAndStatus(next)
+	if err != nil {
+		return nil, true, apierrors.NewInternalError(err)
+	}
+	data := make([]byte, 0, len(crdJSONStart)+len(meta)+len(spec)+len(status)+len(`,"spec":,"status":}`))
+	data = append(append(append(append(append(append(append(data, crdJSONStart...), meta...), `,"spec":`...), spec...), `,"status":`...), status...), '}')
+	rev := cur.Revision
+	// As writeCRD (etcd3's GuaranteedUpdate): bytes already stored are not written again.
+	if !bytes.Equal(cur.Value, data) {
+		if rev, err = s.cfg.Storage.Update(ctx, key, data, cur.Revision); err != nil {
+			switch {
+			case errors.Is(err, storage.ErrConflict), errors.Is(err, storage.ErrNotFound):
+				return nil, true, errLostRace(crdGR, next.Name)
+			}
+			return nil, true, storageWriteError(err)
+		}
+	}
+	out = &apiextensionsv1.CustomResourceDefinition{Spec: live.Spec}
+	if err := json.Unmarshal(meta, &out.ObjectMeta); err != nil {
+		return nil, true, fmt.Errorf("%s: %w", key, err)
+	}
+	if err := json.Unmarshal(status, &out.Status); err != nil {
+		return nil, true, fmt.Errorf("%s: %w", key, err)
+	}
+	out.ResourceVersion = strconv.FormatInt(rev, 10)
+	out.APIVersion, out.Kind = crdGVK.GroupVersion().String(), crdGVK.Kind
+	return out, true, nil
+}
+
+// encodeMetaAndStatus encodes a CRD's metadata (without resourceVersion) and status as encodeCRD does.
+func encodeMetaAndStatus(crd *apiextensionsv1.CustomResourceDefinition) (meta, status []byte, err error) {
+	m := crd.ObjectMeta
+	m.ResourceVersion = ""
+	if meta, err = json.Marshal(&m); err != nil {
+		return nil, nil, err
+	}
+	status, err = json.Marshal(&crd.Status)
+	return meta, status, err
 }

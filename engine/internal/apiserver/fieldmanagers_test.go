@@ -1,6 +1,8 @@
 package apiserver
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,6 +15,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	"crdplay/engine/internal/crds"
+	"crdplay/engine/storage"
 )
 
 // TestTrackManagedFieldsLight holds trackManagedFields, which hands the field manager CRDs without the parts
@@ -101,4 +104,87 @@ func must(crd *apiextensionsv1.CustomResourceDefinition, err error) *apiextensio
 		panic(err)
 	}
 	return crd
+}
+
+// TestWriteCRDKeepingSpec holds the controllers' status write, which neither encodes nor decodes the spec, to
+// writeCRD's: the same bytes stored, the same revision and the same decoded answer, for the two writes of the
+// naming and establishing controllers, one that changes nothing (not written), and one from a stale live object
+// (left to writeCRD).
+func TestWriteCRDKeepingSpec(t *testing.T) {
+	files, _ := filepath.Glob("../../../testdata/corpus/*/*/crd.yaml")
+	examples, _ := filepath.Glob("../../../testdata/examples/*/crd.yaml")
+	files = append(files, examples...)
+	ctx := context.Background()
+	for _, f := range files {
+		t.Run(filepath.Base(filepath.Dir(f)), func(t *testing.T) {
+			y, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			crd, _, err := crds.Decode(y, "application/yaml", "")
+			if err != nil {
+				t.Skip(err)
+			}
+			rest.FillObjectMetaSystemFields(crd)
+			crd.CreationTimestamp = metav1.NewTime(time.Now())
+			crd = must(trackManagedFields(crdFieldManagers().main, &apiextensionsv1.CustomResourceDefinition{}, crd, "client"))
+			if _, err := crds.BeforeCreate(ctx, crd); err != nil {
+				t.Skip(err)
+			}
+			data, err := encodeCRD(crd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var servers [2]*Server
+			var live [2]*apiextensionsv1.CustomResourceDefinition
+			for i := range servers {
+				if servers[i], err = New(Config{Storage: storage.NewMemory(), Now: time.Now, MaxRequestBytes: 3 << 20}); err != nil {
+					t.Fatal(err)
+				}
+				rev, err := servers[i].cfg.Storage.Create(ctx, crdKey(crd.Name), data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if live[i], err = decodeCRD(storage.Object{Key: crdKey(crd.Name), Value: data, Revision: rev}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			compare := func(step string, keep, next *apiextensionsv1.CustomResourceDefinition) {
+				t.Helper()
+				got, done, err := servers[0].writeCRDKeepingSpec(ctx, keep, live[0])
+				if !done || err != nil {
+					t.Fatalf("%s: done %v, %v", step, done, err)
+				}
+				want, err := servers[1].writeCRD(ctx, next, live[1])
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("%s: answers differ", step)
+				}
+				a, _ := servers[0].cfg.Storage.Get(ctx, crdKey(crd.Name))
+				b, _ := servers[1].cfg.Storage.Get(ctx, crdKey(crd.Name))
+				if a.Revision != b.Revision || !bytes.Equal(a.Value, b.Value) {
+					t.Errorf("%s: stored revision %d, %d bytes; writeCRD's: %d, %d bytes", step, a.Revision, len(a.Value), b.Revision, len(b.Value))
+				}
+				live[0], live[1] = got, want
+			}
+			now := metav1.NewTime(time.Now())
+			for _, step := range []string{"names accepted", "established", "unchanged"} {
+				st, _ := crds.ComputeStatus(live[0], []*apiextensionsv1.CustomResourceDefinition{live[0]}, now)
+				if step == "unchanged" {
+					st = *live[0].Status.DeepCopy()
+				}
+				keep := &apiextensionsv1.CustomResourceDefinition{TypeMeta: live[0].TypeMeta, ObjectMeta: *live[0].ObjectMeta.DeepCopy(), Spec: live[0].Spec, Status: st}
+				next := live[1].DeepCopy()
+				next.Status = *st.DeepCopy()
+				compare(step, keep, next)
+			}
+			stale := live[0].DeepCopy()
+			stale.ResourceVersion = "1"
+			if _, done, _ := servers[0].writeCRDKeepingSpec(ctx, live[0], stale); done {
+				t.Errorf("a stale live object was written over")
+			}
+		})
+	}
 }
