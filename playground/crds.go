@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	yaml3 "go.yaml.in/yaml/v3"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"sigs.k8s.io/yaml"
@@ -169,8 +170,13 @@ func (ev *evaluation) installOne(d *yamlpos.Doc) CRDResult {
 	if d.Err != nil {
 		st.diags = append(st.diags, Diagnostic{Source: SourceCRDs, Document: d.Index, Type: "YAMLSyntax", Message: d.Err.Message, Severity: SeverityError, Span: d.Err.Span, Exact: true})
 	}
-	// The document as the user wrote it, so that the API's YAML errors are its own.
-	r := ev.do(http.MethodPost, crdsPath, "application/yaml", "application/json", []byte(d.Source))
+	// The document as the user wrote it, so that the API's YAML errors are its own; or the same as JSON, as
+	// kubectl sends it, when the API would read the YAML the same way (crdJSON).
+	ct, body := "application/yaml", []byte(d.Source)
+	if j := crdJSON(d); j != nil {
+		ct, body = "application/json", j
+	}
+	r := ev.do(http.MethodPost, crdsPath, ct, "application/json", body)
 	res.Status = r.status
 	res.Accepted = r.status == http.StatusCreated
 	res.Warnings = r.warnings
@@ -197,16 +203,41 @@ func (ev *evaluation) installOne(d *yamlpos.Doc) CRDResult {
 		return res
 	}
 
-	var created struct {
-		Metadata struct {
-			Name string `json:"name"`
-		} `json:"metadata"`
-	}
-	if err := json.Unmarshal(r.body, &created); err != nil || created.Metadata.Name == "" {
+	name := createdName(r.body)
+	if name == "" {
 		return res
 	}
-	ev.readBack(d, created.Metadata.Name, &res)
+	ev.readBack(d, name, &res)
 	return res
+}
+
+// createdName is metadata.name of a created object's JSON, read without decoding what follows metadata (a big
+// CRD's schemas: the API writes spec after metadata); "" when there is none.
+func createdName(body []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return ""
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		if t == "metadata" {
+			var m struct {
+				Name string `json:"name"`
+			}
+			if dec.Decode(&m) != nil {
+				return ""
+			}
+			return m.Name
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return ""
+		}
+	}
+	return ""
 }
 
 // readBack reads what the naming and establishing controllers made of a CRD the API accepted (the engine runs
@@ -385,6 +416,83 @@ func analyseInto(d *yamlpos.Doc, crd *apiextensionsv1.CustomResourceDefinition, 
 		}
 	}
 	return schemas
+}
+
+// crdJSON is a CRD document as JSON, converted by the same function the API's YAML decoder starts with
+// (sigs.k8s.io/yaml.YAMLToJSON), so that the API reads the same object from it; nil when the API's answer to
+// the YAML could differ. Besides that conversion, the API's YAML decoder parses the text again strictly, only
+// to report duplicate keys (apimachinery's serializer/json: "rework YAMLToJSONStrict ... so we don't have to do
+// this twice"), which JSON no longer has: so JSON is sent only for a document whose mappings have no key that
+// YAML 1.1 could read as another one's (plainKeys), and whose YAML and JSON both fit the request limit (an
+// over-large text gets the API's own 413). For a big CRD that second parse is a good part of the POST.
+func crdJSON(d *yamlpos.Doc) []byte {
+	if d.Err != nil || d.Root == nil || d.Root.Kind != yaml3.MappingNode || len(d.Source) >= maxRequestBytes || !plainKeys(d.Root) {
+		return nil
+	}
+	j, err := yaml.YAMLToJSON([]byte(d.Source))
+	if err != nil || len(j) >= maxRequestBytes {
+		return nil
+	}
+	return j
+}
+
+// plainKeys reports whether no two keys of a mapping in n can be the same key to YAML 1.1 (go-yaml v2, which
+// the API's decoder uses): every key is a scalar without tag or anchor, read as the string it spells (quoted,
+// or plain and not resolved as a number, boolean, null, timestamp or merge key), and no two are equal. A
+// node with anchors or aliases is refused too. It errs on the side of false: the YAML is then sent as it is.
+func plainKeys(n *yaml3.Node) bool {
+	if n.Anchor != "" || n.Kind == yaml3.AliasNode {
+		return false
+	}
+	switch n.Kind {
+	case yaml3.MappingNode:
+		var seen map[string]bool
+		if len(n.Content) > 16 {
+			seen = make(map[string]bool, len(n.Content)/2)
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind != yaml3.ScalarNode || k.Anchor != "" || k.Style&yaml3.TaggedStyle != 0 || (k.Style == 0 && !plainString(k.Value)) {
+				return false
+			}
+			if seen != nil {
+				if seen[k.Value] {
+					return false
+				}
+				seen[k.Value] = true
+			} else {
+				for j := 0; j < i; j += 2 {
+					if n.Content[j].Value == k.Value {
+						return false
+					}
+				}
+			}
+			if !plainKeys(n.Content[i+1]) {
+				return false
+			}
+		}
+	case yaml3.SequenceNode, yaml3.DocumentNode:
+		for _, c := range n.Content {
+			if !plainKeys(c) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// plainString reports whether go-yaml v2 reads the plain scalar s as the string s: its resolver turns only
+// scalars starting with a digit, sign or dot (numbers, timestamps, .inf, .nan) and the words below into other
+// values.
+func plainString(s string) bool {
+	if s == "" || strings.ContainsRune("0123456789+-.~<", rune(s[0])) {
+		return false
+	}
+	switch strings.ToLower(s) {
+	case "y", "yes", "n", "no", "true", "false", "on", "off", "null":
+		return false
+	}
+	return true
 }
 
 // decodeCRD reads a document as a v1 CRD for the playground's own analysis (costs, explain trees, versions),

@@ -184,10 +184,13 @@ func revisionOf(text string) string {
 	return strconv.FormatUint(h.Sum64(), 36)
 }
 
+// maxRequestBytes is the engines' limit on a request body, kube-apiserver's (and engine.NewHandler's default).
+const maxRequestBytes = 3 << 20
+
 // newEngine builds the engine for a fresh install.
 func (s *Session) newEngine() (http.Handler, *journal, error) {
 	store := newJournal(engine.NewMemoryStorage())
-	h, err := engine.NewHandler(engine.Options{Storage: store, Webhook: s.opts.Webhook, Now: s.opts.Now, EmulatedVersion: s.opts.EmulatedVersion})
+	h, err := engine.NewHandler(engine.Options{Storage: store, Webhook: s.opts.Webhook, Now: s.opts.Now, EmulatedVersion: s.opts.EmulatedVersion, MaxRequestBytes: maxRequestBytes})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -4,14 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"crdplay/engine"
 )
 
 const crontabObject = "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: my-new-cron-object\nspec:\n  cronSpec: \"* * * * */5\"\n  image: my-awesome-cron-image\n"
@@ -349,3 +354,72 @@ func inMapOrder(v any, key string) any {
 }
 
 var invalidList = regexp.MustCompile(`is invalid: \[.*\]`)
+
+// TestCRDSentAsJSON: a CRD document goes to the API as JSON (converted as the API's YAML decoder does) only when
+// the API reads its YAML the same way, and the answer is then the one the YAML gets; a document with keys
+// that YAML 1.1 may read as one (duplicates, booleans, numbers), anchors or aliases is sent as written, so that
+// the API's duplicate-key errors stay its own.
+func TestCRDSentAsJSON(t *testing.T) {
+	crd := readText(t, "basic-crontab", "crd.yaml")
+	at := func(old, new string) string {
+		t.Helper()
+		if !strings.Contains(crd, old) {
+			t.Fatalf("no %q in the CRD", old)
+		}
+		return strings.Replace(crd, old, new, 1)
+	}
+	for _, c := range []struct {
+		name, text, contentType string
+	}{
+		{"plain", crd, "application/json"},
+		{"unknown field", at("  scope: Namespaced\n", "  scope: Namespaced\n  unknownField: 1\n"), "application/json"},
+		{"quoted keys", at("                image:\n", "                \"yes\":\n                  type: string\n                'image':\n"), "application/json"},
+		{"duplicate key", at("  scope: Namespaced\n", "  scope: Namespaced\n  scope: Cluster\n"), "application/yaml"},
+		{"duplicate quoted key", at("                image:\n", "                \"cronSpec\":\n                  type: string\n                image:\n"), "application/yaml"},
+		{"boolean key", at("                image:\n", "                on:\n                  type: string\n                image:\n"), "application/yaml"},
+		{"numeric key", at("                image:\n", "                1:\n                  type: string\n                image:\n"), "application/yaml"},
+		{"anchor", at("                image:\n                  type: string\n", "                image: &s\n                  type: string\n                other: *s\n"), "application/yaml"},
+		{"not YAML", at("  scope: Namespaced\n", "  scope: [Namespaced\n"), "application/yaml"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := evaluate(t, NewSession(Options{}), Input{CRDs: &c.text, Trace: true})
+			if len(res.Exchanges) == 0 || res.Exchanges[0].Method != "POST" {
+				t.Fatalf("exchanges %+v", res.Exchanges)
+			}
+			post := res.Exchanges[0]
+			if post.ContentType != c.contentType {
+				t.Errorf("sent as %s, want %s", post.ContentType, c.contentType)
+			}
+			// What the API answers to the YAML itself.
+			h, err := engine.NewHandler(engine.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := httptest.NewRequest(http.MethodPost, crdsPath, strings.NewReader(c.text))
+			req.Header.Set("Content-Type", "application/yaml")
+			req.Header.Set("User-Agent", "crdplay")
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			norm := func(s string) string { return volatile.ReplaceAllString(s, "<volatile>") }
+			if post.Status != rec.Code || norm(post.Body) != norm(rec.Body.String()) || strings.Join(post.Warnings, "\n") != strings.Join(unquotedWarnings(rec.Header()), "\n") {
+				t.Errorf("answer to what was sent: %d %q %s\nanswer to the YAML: %d %q %s", post.Status, post.Warnings, post.Body, rec.Code, unquotedWarnings(rec.Header()), rec.Body)
+			}
+		})
+	}
+}
+
+// unquotedWarnings are a response's Warning headers' texts.
+func unquotedWarnings(h http.Header) []string {
+	var out []string
+	for _, w := range h.Values("Warning") {
+		// 299 - "text"
+		if i := strings.Index(w, `"`); i >= 0 {
+			if s, err := strconv.Unquote(w[i:]); err == nil {
+				out = append(out, s)
+				continue
+			}
+		}
+		out = append(out, w)
+	}
+	return out
+}
