@@ -1,0 +1,172 @@
+package playground
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	yamlv2 "go.yaml.in/yaml/v2"
+	"sigs.k8s.io/yaml"
+
+	"crdplay/playground/internal/yamlpos"
+)
+
+// kubectlWay prints obj as kubectl's printer does, with sigs.k8s.io/yaml.Marshal (JSON, then JSONToYAML),
+// managedFields hidden: the reference for kubectlYAML.
+func kubectlWay(t testing.TB, obj map[string]interface{}) (string, error) {
+	t.Helper()
+	o := deepCopyMap(obj)
+	if md, ok := o["metadata"].(map[string]interface{}); ok {
+		delete(md, "managedFields")
+	}
+	j, err := json.Marshal(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := yaml.JSONToYAML(j)
+	return string(y), err
+}
+
+// kubectlMayPrint reports whether kubectl's printer may print obj as got. go-yaml v2 sorts map keys with a
+// comparison that is not an order for some keys of digits and letters ("100101", "00000A0"...), so that their
+// order depends on Go's random map order; kubectl prints such an object in several ways. got is one of them
+// when the printer gave it, or when it is the same YAML (the same lines) as one the printer gave.
+func kubectlMayPrint(t testing.TB, obj map[string]interface{}, got string) bool {
+	var ways []string
+	for range 50 {
+		y, _ := kubectlWay(t, obj)
+		ways = append(ways, y)
+	}
+	sort.Strings(ways)
+	if ways[0] == ways[len(ways)-1] {
+		return false // kubectl prints it one way, and got is not that
+	}
+	lines := func(y string) string {
+		l := strings.Split(y, "\n")
+		sort.Strings(l)
+		return strings.Join(l, "\n")
+	}
+	var a, b interface{}
+	return slices.Contains(ways, got) || (lines(got) == lines(ways[0]) &&
+		yamlv2.Unmarshal([]byte(got), &a) == nil && yamlv2.Unmarshal([]byte(ways[0]), &b) == nil && reflect.DeepEqual(a, b))
+}
+
+// decodeJSON decodes an object as the playground decodes the engine's answers (numbers as json.Number).
+func decodeJSON(data []byte) (map[string]interface{}, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var m map[string]interface{}
+	err := dec.Decode(&m)
+	return m, err
+}
+
+// checkKubectlYAML fails unless kubectlYAML prints the JSON object as kubectl does, and leaves it as it was.
+func checkKubectlYAML(t *testing.T, data []byte) {
+	t.Helper()
+	obj, err := decodeJSON(data)
+	if err != nil || obj == nil {
+		t.Skipf("not a JSON object: %v", err)
+	}
+	want, wantErr := kubectlWay(t, obj)
+	before, _ := json.Marshal(obj)
+	got, err := kubectlYAML(obj)
+	if (err != nil) != (wantErr != nil) {
+		t.Fatalf("kubectlYAML of %s: error %v; kubectl's printer: error %v", data, err, wantErr)
+	}
+	if got != want && !kubectlMayPrint(t, obj, got) {
+		t.Errorf("kubectlYAML of %s:\n%s\nkubectl prints:\n%s", data, got, want)
+	}
+	if after, _ := json.Marshal(obj); !bytes.Equal(before, after) {
+		t.Errorf("kubectlYAML changed its argument:\n%s\nto\n%s", before, after)
+	}
+}
+
+// kubectlYAMLCases are JSON objects whose values go-yaml reads back from JSON with a type of its own choosing
+// (numbers: int, int64, uint64, float64, or a string when no number fits), or that JSON changes (strings
+// that are not UTF-8), or that look like other YAML types.
+var kubectlYAMLCases = map[string]string{
+	"ints":          `{"a":0,"b":-0,"c":1,"d":-17,"e":2147483648,"f":9223372036854775807,"g":-9223372036854775808}`,
+	"big ints":      `{"a":9223372036854775808,"b":18446744073709551615,"c":18446744073709551616,"d":-9223372036854775809,"e":123456789012345678901234567890}`,
+	"floats":        `{"a":1.0,"b":1.5,"c":-0.0,"d":1e3,"e":1E+3,"f":1e-7,"g":6.02214076e23,"h":0.1,"i":1e400,"j":-1e400,"k":4.9e-324,"l":100.00}`,
+	"in lists":      `{"a":[1,[2.5,{"b":3}],"x",null,true],"b":[],"c":{}}`,
+	"strings":       `{"a":"1","b":"1.5","c":"true","d":"null","e":"~","f":"yes","g":"2024-01-02T03:04:05Z","h":"0x1F","i":"1_000","j":"","k":" x ","l":"a: b","m":"- x","n":"#c"}`,
+	"multi-line":    `{"a":"line 1\nline 2\n","b":"tab\there","c":"\u2028\u2029","d":"\u0000\u0007\u001f","e":"<>&","f":"é ü 日本 🙂"}`,
+	"not utf-8":     "{\"a\":\"\xff\xfe\",\"b\":[\"ok\",\"\xc3\"],\"c\":{\"d\":\"x\xe2\x82\"}}",
+	"keys":          `{"<<":{"a":1},"1":"one","true":"t","null":"n","":"empty","a b":1,"a10":1,"a9":1,"A":1,"é":1}`,
+	"metadata":      `{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":"x","generation":1,"managedFields":[{"manager":"m","fieldsV1":{"f:spec":{}}}],"labels":{"a":"1"}},"spec":{"replicas":3,"ratio":0.5}}`,
+	"no metadata":   `{"metadata":"not a map","spec":{"n":7}}`,
+	"null":          `{"a":null,"b":{"c":null}}`,
+	"key not utf-8": "{\"k\xff\":1,\"a\":{\"\xc3\":[1]}}",
+	// Characters JSON does not escape and go-yaml's reader refuses: kubectl's printer fails on them.
+	"delete":       `{"a":"x\u007fy"}`,
+	"c1 control":   `{"a":{"b":["\u0086"]}}`,
+	"next line":    `{"a":"\u0085"}`,
+	"noncharacter": `{"a":"\uffff"}`,
+	"key control":  `{"\u0080":1}`,
+	"long key":     `{"` + strings.Repeat("k", 1100) + `":1}`,
+	"long keys":    `{"` + strings.Repeat("k", 1000) + `":1,"` + strings.Repeat("\u0001", 180) + `":1,"` + strings.Repeat("k", 129) + `":1}`,
+	"deep":         `{"a":` + strings.Repeat("[", 9999) + strings.Repeat("]", 9999) + `}`,
+	"bom":          `{"a":"x\ufeffy","\ufeff":1}`,
+	"long value":   `{"a":"` + strings.Repeat("v", 5000) + `"}`,
+}
+
+// TestKubectlYAML compares kubectlYAML with kubectl's printer on the cases above, on every object of the
+// examples and the corpus, and on the engine's answers for them (with managedFields).
+func TestKubectlYAML(t *testing.T) {
+	for name, data := range kubectlYAMLCases {
+		t.Run(name, func(t *testing.T) { checkKubectlYAML(t, []byte(data)) })
+	}
+	files, err := filepath.Glob("../testdata/corpus/*/*/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	more, _ := filepath.Glob("../testdata/examples/*/*.yaml")
+	files = append(files, more...)
+	if len(files) < 50 {
+		t.Fatalf("found %d YAML files under ../testdata: the test needs the corpus and the examples", len(files))
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs, _ := yamlpos.Split(string(data))
+		for _, d := range docs {
+			j, err := yaml.YAMLToJSON([]byte(d.Source))
+			if err != nil || !bytes.HasPrefix(bytes.TrimSpace(j), []byte("{")) {
+				continue
+			}
+			t.Run(f, func(t *testing.T) { checkKubectlYAML(t, j) })
+		}
+	}
+	// The engine's answers: what kubectlYAML prints in the playground.
+	s := NewSession(Options{})
+	crd, err := os.ReadFile("../testdata/examples/crontab/crd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	object, err := os.ReadFile("../testdata/examples/crontab/01-create.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	crdText := string(crd)
+	res, err := s.Evaluate(t.Context(), Input{CRDs: &crdText, Objects: string(object)})
+	if err != nil || len(res.Objects) != 1 || res.Objects[0].Stored == nil {
+		t.Fatalf("the CronTab example: %v %+v", err, res)
+	}
+	t.Run("stored", func(t *testing.T) { checkKubectlYAML(t, res.Objects[0].Stored) })
+}
+
+// FuzzKubectlYAML: kubectlYAML prints any JSON object as kubectl's printer does.
+func FuzzKubectlYAML(f *testing.F) {
+	for _, data := range kubectlYAMLCases {
+		f.Add([]byte(data))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { checkKubectlYAML(t, data) })
+}
