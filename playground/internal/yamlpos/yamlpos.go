@@ -37,7 +37,9 @@ type Text struct {
 
 // NewText indexes src. Lines end at "\r\n", "\r" or "\n", as both YAML and CodeMirror count them.
 func NewText(src string) *Text {
-	t := &Text{src: src}
+	// As many lines as "\n"s plus one, unless "\r" ends some: sized once for a big text.
+	n := strings.Count(src, "\n") + 1
+	t := &Text{src: src, lines: make([]string, 0, n), breaks: make([]string, 0, n)}
 	start := 0
 	for i := 0; i < len(src); i++ {
 		switch src[i] {
@@ -160,23 +162,22 @@ func Split(src string) ([]*Doc, []*Error) {
 	t := NewText(src)
 	var docs []*Doc
 	var errs []*Error
-	start := 1
-	flush := func(end int) {
+	// start is the document's first line, from and off the byte offsets in src of its start and of line i.
+	start, from, off := 1, 0, 0
+	flush := func(end, to int) {
 		if end < start {
 			return
 		}
-		var b strings.Builder
-		for i := start; i <= end; i++ {
-			b.WriteString(t.lines[i-1])
-			b.WriteString(t.breaks[i-1])
-		}
-		d := &Doc{Index: len(docs), StartLine: start, EndLine: end, Source: b.String(), text: t}
+		// The lines with their breaks are consecutive in src: the document's source is a part of it.
+		d := &Doc{Index: len(docs), StartLine: start, EndLine: end, Source: src[from:to], text: t}
 		if d.parse() {
 			docs = append(docs, d)
 		}
 	}
 	for i, l := range t.lines {
 		n := i + 1
+		lineOff := off
+		off += len(l) + len(t.breaks[i])
 		if !strings.HasPrefix(l, separator) {
 			continue
 		}
@@ -187,10 +188,10 @@ func Split(src string) ([]*Doc, []*Error) {
 				Message: "invalid Yaml document separator: " + rest,
 			})
 		}
-		flush(n - 1)
-		start = n + 1
+		flush(n-1, lineOff)
+		start, from = n+1, off
 	}
-	flush(len(t.lines))
+	flush(len(t.lines), len(src))
 	return docs, errs
 }
 

@@ -331,3 +331,33 @@ x-kubernetes-validations:
 		})
 	}
 }
+
+// TestSplitSources: each document's Source is its lines StartLine to EndLine with their breaks, whatever the
+// breaks (\n, \r\n, \r), for separators at the start, the end, doubled and with comments.
+func TestSplitSources(t *testing.T) {
+	for _, src := range []string{
+		"a: 1\n---\nb: 2\n",
+		"---\na: 1\r\n---  # c\r\nb: 2\r\n---\n",
+		"a: 1\r---\rb: 2",
+		"a: 1\n---\n---\n\nb: 2\n\n",
+		"# only\n---\nc: [1,\n  2]\n---\nd: {",
+		"x: 1",
+	} {
+		t.Run(strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(src), func(t *testing.T) {
+			docs, _ := Split(src)
+			text := NewText(src)
+			if len(docs) == 0 {
+				t.Fatal("no documents")
+			}
+			for _, d := range docs {
+				var want strings.Builder
+				for i := d.StartLine; i <= d.EndLine; i++ {
+					want.WriteString(text.lines[i-1] + text.breaks[i-1])
+				}
+				if d.Source != want.String() {
+					t.Errorf("document %d (lines %d-%d): source %q, want %q", d.Index, d.StartLine, d.EndLine, d.Source, want.String())
+				}
+			}
+		})
+	}
+}
