@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"crdplay/engine"
+	"crdplay/engine/storage"
 	"crdplay/server/etcdstore"
 )
 
@@ -117,7 +118,14 @@ func NewHandler(opts Options) (*Handler, error) {
 		if err != nil {
 			return nil, err
 		}
-		eopts.Storage, closeStorage = instrumentedStorage{store, m}, closeEtcd
+		// The engine reads the CRD of each custom resource request from a watched copy, as kube-apiserver
+		// reads it from its informer, not from etcd.
+		mirror := storage.NewMirror(instrumentedStorage{store, m}, storage.CRDPrefix)
+		eopts.Storage = mirror
+		closeStorage = func() error {
+			mirror.Close()
+			return closeEtcd()
+		}
 		check := func(r *http.Request) error { return store.Check(r.Context()) }
 		etcdChecks = []healthCheck{{"etcd", check}}
 	default:

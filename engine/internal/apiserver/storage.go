@@ -23,8 +23,8 @@ import (
 // storage errors name the same keys as the recorded ones.
 const keyPrefix = "/registry/apiextensions.kubernetes.io"
 
-// crdPrefix is where CRDs are stored.
-const crdPrefix = keyPrefix + "/apiextensions.k8s.io/customresourcedefinitions/"
+// crdPrefix is where CRDs are stored: keyPrefix + "/apiextensions.k8s.io/customresourcedefinitions/".
+const crdPrefix = storage.CRDPrefix
 
 func crdKey(name string) string { return crdPrefix + name }
 
@@ -145,9 +145,20 @@ func (r *crRequest) storedResult(data []byte, rev int64) (*unstructured.Unstruct
 // getCRDShared reads a CRD for callers that only read it (serving its custom resources): it decodes a CRD
 // once per storage revision, as kube-apiserver serves custom resources from its CRD informer's cache rather
 // than from etcd. Decoding is what a request would otherwise pay for: about 25 ms natively, and more in the
-// browser, for the largest real CRDs (2.8 MB). The returned CRD is shared and must not be modified.
+// browser, for the largest real CRDs (2.8 MB). A store that keeps a watched copy of the CRDs (storage.Cache,
+// the server's etcd) answers from it, as the informer does, without a round trip to etcd per request. The
+// returned CRD is shared and must not be modified.
 func (s *Server) getCRDShared(ctx context.Context, name string) (*apiextensionsv1.CustomResourceDefinition, error) {
-	o, err := s.cfg.Storage.Get(ctx, crdKey(name))
+	key := crdKey(name)
+	if c, ok := s.cfg.Storage.(storage.Cache); ok {
+		if o, found, ok := c.Cached(key); ok {
+			if !found {
+				return nil, fmt.Errorf("%s: %w", key, storage.ErrNotFound)
+			}
+			return s.sharedCRD(o)
+		}
+	}
+	o, err := s.cfg.Storage.Get(ctx, key)
 	if err != nil {
 		return nil, err
 	}

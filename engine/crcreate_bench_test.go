@@ -1,0 +1,57 @@
+package engine_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+
+	"crdplay/engine"
+)
+
+// cronTabCRD is tools/loadbench's CRD (httpload.CRD), the documentation's CronTab.
+const cronTabCRD = `{
+ "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+ "metadata": {"name": "crontabs.stable.example.com"},
+ "spec": {"group": "stable.example.com", "scope": "Namespaced",
+  "names": {"plural": "crontabs", "singular": "crontab", "kind": "CronTab", "shortNames": ["ct"]},
+  "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {
+   "type": "object", "properties": {"spec": {"type": "object", "properties": {
+    "cronSpec": {"type": "string", "pattern": "^(\\d+|\\*)(/\\d+)?(\\s+(\\d+|\\*)(/\\d+)?){4}$"},
+    "image": {"type": "string"},
+    "replicas": {"type": "integer", "minimum": 1, "maximum": 10, "default": 1}}}}}}}]}}
+`
+
+const (
+	crdsPath     = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+	cronTabsPath = "/apis/stable.example.com/v1/namespaces/default/crontabs"
+)
+
+// BenchmarkCRCreate measures one custom resource create (POST of a new CronTab, the documentation's CRD) on the
+// in-memory storage: the engine's share of what tools/loadbench's write phase measures over HTTP and etcd.
+func BenchmarkCRCreate(b *testing.B) {
+	h, err := engine.NewHandler(engine.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	do := func(method, path, body string, want int) {
+		req := httptest.NewRequest(method, path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != want {
+			b.Fatalf("%s %s: %d %s", method, path, w.Code, w.Body.String())
+		}
+	}
+	do(http.MethodPost, crdsPath, cronTabCRD, http.StatusCreated)
+	do(http.MethodGet, cronTabsPath, "", http.StatusOK)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		do(http.MethodPost, cronTabsPath, `{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":"ct-`+strconv.Itoa(i)+
+			`"},"spec":{"cronSpec":"* * * * */5","image":"my-awesome-cron-image"}}`, http.StatusCreated)
+	}
+}
