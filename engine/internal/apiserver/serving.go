@@ -86,7 +86,7 @@ func newCRDInfo(crd *apiextensionsv1.CustomResourceDefinition, call WebhookFunc)
 		storageVersion: storageVersion,
 		versions:       map[string]*versionInfo{},
 	}
-	internalSchemas, structural, err := versionSchemas(crd)
+	internalSchemas, structural, read, err := versionSchemas(crd)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +94,7 @@ func newCRDInfo(crd *apiextensionsv1.CustomResourceDefinition, call WebhookFunc)
 	if info.safeConverter, _, err = conversion.NewConverter(crd, call); err != nil {
 		return nil, err
 	}
-	typeConverter, err := openapi.TypeConverter(crd)
+	typeConverter, err := openapi.TypeConverterWith(crd, read)
 	if err != nil {
 		return nil, err
 	}
@@ -117,36 +117,39 @@ func newCRDInfo(crd *apiextensionsv1.CustomResourceDefinition, call WebhookFunc)
 
 // versionSchemas reads the schema of every version that has one: in the internal form the validators take, and
 // as the structural schema that pruning, defaulting and coercion use (with its defaults pruned, unless the CRD
-// preserves unknown fields).
-func versionSchemas(crd *apiextensionsv1.CustomResourceDefinition) (map[string]*apiextensionsinternal.CustomResourceValidation, map[string]*structuralschema.Structural, error) {
-	internalSchemas := map[string]*apiextensionsinternal.CustomResourceValidation{}
-	structural := map[string]*structuralschema.Structural{}
+// preserves unknown fields). read hands the internal form and the structural schema before the pruning of
+// defaults, which nothing else holds, on to the OpenAPI models of managed fields, which read the same.
+func versionSchemas(crd *apiextensionsv1.CustomResourceDefinition) (internalSchemas map[string]*apiextensionsinternal.CustomResourceValidation, structural map[string]*structuralschema.Structural, read map[string]openapi.Schema, err error) {
+	internalSchemas = map[string]*apiextensionsinternal.CustomResourceValidation{}
+	structural = map[string]*structuralschema.Structural{}
+	read = map[string]openapi.Schema{}
 	for _, v := range crd.Spec.Versions {
 		val, err := apihelpers.GetSchemaForVersion(crd, v.Name)
 		if err != nil {
-			return nil, nil, fmt.Errorf("the server could not properly serve the CR schema")
+			return nil, nil, nil, fmt.Errorf("the server could not properly serve the CR schema")
 		}
 		if val == nil {
 			continue
 		}
 		internal := &apiextensionsinternal.CustomResourceValidation{}
 		if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(val, internal, nil); err != nil {
-			return nil, nil, fmt.Errorf("failed converting CRD validation to internal version: %v", err)
+			return nil, nil, nil, fmt.Errorf("failed converting CRD validation to internal version: %v", err)
 		}
 		internalSchemas[v.Name] = internal
 		s, err := structuralschema.NewStructural(internal.OpenAPIV3Schema)
 		if !crd.Spec.PreserveUnknownFields && err != nil {
-			return nil, nil, fmt.Errorf("the server could not properly serve the CR schema")
+			return nil, nil, nil, fmt.Errorf("the server could not properly serve the CR schema")
 		}
 		if !crd.Spec.PreserveUnknownFields {
+			read[v.Name] = openapi.Schema{Internal: internal.OpenAPIV3Schema, Structural: s}
 			s = s.DeepCopy()
 			if err := structuraldefaulting.PruneDefaults(s); err != nil {
-				return nil, nil, fmt.Errorf("the server could not properly serve the CR schema")
+				return nil, nil, nil, fmt.Errorf("the server could not properly serve the CR schema")
 			}
 		}
 		structural[v.Name] = s
 	}
-	return internalSchemas, structural, nil
+	return internalSchemas, structural, read, nil
 }
 
 // subresourcePaths gives, by group/version, where /scale's managed fields map onto a custom resource (its spec

@@ -47,8 +47,13 @@ func BuildV3(crd *apiextensionsv1.CustomResourceDefinition, version string) (*sp
 
 // BuildV3WithOptions is BuildV3 for other Options, as builder.BuildOpenAPIV3(crd, version, opts).
 func BuildV3WithOptions(crd *apiextensionsv1.CustomResourceDefinition, version string, opts Options) (doc *spec3.OpenAPI, err error) {
+	return buildV3(crd, version, opts, Schema{})
+}
+
+// buildV3 is BuildV3WithOptions, with the version's schema as given (see Schema) when it has one.
+func buildV3(crd *apiextensionsv1.CustomResourceDefinition, version string, opts Options, given Schema) (doc *spec3.OpenAPI, err error) {
 	defer recoverError(&err)
-	r, err := newResource(crd, version, opts)
+	r, err := newResource(crd, version, opts, given)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +70,7 @@ func BuildV3WithOptions(crd *apiextensionsv1.CustomResourceDefinition, version s
 // kube-apiserver's /openapi/v2 uses Options{V2: true, IncludeSelectableFields: true}.
 func BuildV2(crd *apiextensionsv1.CustomResourceDefinition, version string, opts Options) (doc *spec.Swagger, err error) {
 	defer recoverError(&err)
-	r, err := newResource(crd, version, opts)
+	r, err := newResource(crd, version, opts, Schema{})
 	if err != nil {
 		return nil, err
 	}
@@ -100,12 +105,12 @@ type resource struct {
 	schema, listSchema *spec.Schema
 }
 
-func newResource(crd *apiextensionsv1.CustomResourceDefinition, version string, opts Options) (*resource, error) {
+func newResource(crd *apiextensionsv1.CustomResourceDefinition, version string, opts Options, given Schema) (*resource, error) {
 	v, err := apihelpers.GetSchemaForVersion(crd, version)
 	if err != nil {
 		return nil, err
 	}
-	ss, err := structuralFor(v, opts)
+	ss, err := structuralFor(v, opts, given)
 	if err != nil {
 		return nil, err
 	}
@@ -169,19 +174,24 @@ var typeMeta = sync.OnceValue(func() map[string]spec.Schema {
 
 // structuralFor returns the schema to publish, or nil where upstream publishes a bare object: no schema, a type
 // outside OpenAPI v3's six, a schema that does not convert, or (unless AllowNonStructural) a non-structural one.
-func structuralFor(v *apiextensionsv1.CustomResourceValidation, opts Options) (*structuralschema.Structural, error) {
+func structuralFor(v *apiextensionsv1.CustomResourceValidation, opts Options, given Schema) (*structuralschema.Structural, error) {
 	if v == nil || v.OpenAPIV3Schema == nil {
 		return nil, nil
 	}
-	internal, err := toInternal(v)
-	if err != nil {
-		return nil, fmt.Errorf("failed converting CRD validation to internal version: %v", err)
-	}
-	if hasInvalidType(internal.OpenAPIV3Schema) {
-		return nil, nil
-	}
-	ss, err := structuralschema.NewStructural(internal.OpenAPIV3Schema)
-	if err != nil {
+	internal, ss := given.Internal, given.Structural
+	if internal == nil || ss == nil {
+		in, err := toInternal(v)
+		if err != nil {
+			return nil, fmt.Errorf("failed converting CRD validation to internal version: %v", err)
+		}
+		internal = in.OpenAPIV3Schema
+		if hasInvalidType(internal) {
+			return nil, nil
+		}
+		if ss, err = structuralschema.NewStructural(internal); err != nil {
+			return nil, nil
+		}
+	} else if hasInvalidType(internal) {
 		return nil, nil
 	}
 	if !opts.AllowNonStructural && len(structuralschema.ValidateStructural(nil, ss)) > 0 {

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"strings"
 
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
@@ -21,9 +23,21 @@ import (
 // A CRD without versions yields no models (upstream would dereference a nil spec there; such a CRD never passes
 // validation).
 func Models(crd *apiextensionsv1.CustomResourceDefinition) (map[string]*spec.Schema, error) {
+	return buildModels(crd, nil)
+}
+
+// Schema is a version's schema as the serving state has read it already: Internal, the internal form of
+// its openAPIV3Schema, and Structural, structuralschema.NewStructural of Internal, which the builder may change
+// (it unfolds int-or-string and embedded resources in place), so the caller must not use it afterwards.
+type Schema struct {
+	Internal   *apiextensions.JSONSchemaProps
+	Structural *structuralschema.Structural
+}
+
+func buildModels(crd *apiextensionsv1.CustomResourceDefinition, given map[string]Schema) (map[string]*spec.Schema, error) {
 	var models map[string]*spec.Schema
 	for _, v := range crd.Spec.Versions {
-		doc, err := BuildV3(crd, v.Name)
+		doc, err := buildV3(crd, v.Name, Options{}, given[v.Name])
 		if err != nil {
 			return nil, err
 		}
@@ -51,8 +65,14 @@ func Models(crd *apiextensionsv1.CustomResourceDefinition) (map[string]*spec.Sch
 // the error and deduces the types from the objects instead (so every list is atomic), and so does this. An error
 // from building the converter itself is returned, as it makes upstream refuse to serve the CRD.
 func TypeConverter(crd *apiextensionsv1.CustomResourceDefinition) (tc managedfields.TypeConverter, err error) {
+	return TypeConverterWith(crd, nil)
+}
+
+// TypeConverterWith is TypeConverter for a CRD whose schemas the caller has read (by version; a version
+// missing from given is read here), which saves converting and building them again.
+func TypeConverterWith(crd *apiextensionsv1.CustomResourceDefinition, given map[string]Schema) (tc managedfields.TypeConverter, err error) {
 	defer recoverError(&err)
-	models, err := Models(crd)
+	models, err := buildModels(crd, given)
 	if err != nil || len(models) == 0 {
 		return managedfields.NewDeducedTypeConverter(), nil
 	}
