@@ -5,9 +5,15 @@
 //
 // Each repetition sets the CRD editor to the corpus CRD with a comment that differs per repetition (so nothing
 // compiled for an earlier one is reused) and the object editor to its object, then awaits run(): the page's
-// evaluation and the panes it renders. The first repetition of the whole run warms V8 up and is not counted.
+// evaluation and the panes it renders, until the object's result is shown. Each starts from an idle page
+// (app.idle, before the edit and outside the measured span): the analysis that the page does after showing
+// a CRD's first results (rules' costs, explain trees) is not left running into the next repetition. The first
+// repetition of the whole run warms V8 up and is not counted.
 //
 //   CRDPLAY_WEB_DIR=build/web-release node web/bench/corpus.mjs [reps, default 3] [out, default build/bench/page-corpus.json]
+//
+// CORPUS=argo-workflows/Workflow,gateway-api/HTTPRoute runs only the named CRDs (project/kind, comma-separated):
+// a selection of the same measurement, for comparing a change on the cases it is about.
 import fs from 'node:fs';
 import path from 'node:path';
 import { launch, root, startServer } from '../test/harness.mjs';
@@ -15,6 +21,7 @@ import { launch, root, startServer } from '../test/harness.mjs';
 const reps = Number(process.argv[2] ?? 3);
 const out = path.resolve(root, process.argv[3] ?? 'build/bench/page-corpus.json');
 const corpusDir = path.join(root, 'testdata/corpus');
+const only = (process.env.CORPUS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
 const cases = [];
 for (const project of fs.readdirSync(corpusDir).sort()) {
   const pdir = path.join(corpusDir, project);
@@ -22,10 +29,12 @@ for (const project of fs.readdirSync(corpusDir).sort()) {
   for (const kind of fs.readdirSync(pdir).sort()) {
     const dir = path.join(pdir, kind);
     if (!fs.existsSync(path.join(dir, 'crd.yaml'))) continue;
+    if (only.length && !only.includes(`${project}/${kind}`)) continue;
     cases.push({ name: `${project}/${kind}`, crd: fs.readFileSync(path.join(dir, 'crd.yaml'), 'utf8'), object: fs.readFileSync(path.join(dir, '01-create.yaml'), 'utf8') });
   }
 }
 
+if (!cases.length) throw new Error(`no corpus CRD matches CORPUS=${process.env.CORPUS}`);
 const server = await startServer({ quiet: true });
 const b = await launch();
 const results = {};
@@ -43,13 +52,14 @@ try {
   for (const [i, c] of [[-1, cases[0]], ...Array.from({ length: reps }, (_, i) => cases.map((c) => [i, c])).flat()]) {
     const r = await b.page.evaluate(async ({ crd, object, tag }) => {
       const app = window.crdplayPlayground;
+      await app.idle;
       app.editors.set('crd', `${crd}\n# ${tag}\n`);
       app.editors.set('objects', object);
       const t0 = performance.now();
       await app.run();
       const wall = performance.now() - t0;
       const t = app.evaluation.timings;
-      return { wall, engine: t.total, crds: t.crds, crdEngine: t.crdEngine, statuses: app.evaluation.objects.map((o) => o.status) };
+      return { wall, engine: t.total, crds: t.crds, crdEngine: t.crdEngine, pending: !!app.evaluation.analysisPending, statuses: app.evaluation.objects.map((o) => o.status) };
     }, { crd: c.crd, object: c.object, tag: `bench ${n++}` });
     if (i < 0) continue;
     (results[c.name] ??= []).push(r);

@@ -38,17 +38,22 @@ export interface Texts {
 }
 
 /** Evaluates the texts with crdplay.evaluate (call is the client's call('evaluate', ...)); trace asks for the
- * evaluation's HTTP exchanges (the log's), which only the HTTP log shows. */
-export async function evaluate(call: (input: string) => Promise<string>, texts: Texts, mode: CrdplayMode, session: Session, { trace = true } = {}): Promise<CrdplayEvaluateResult> {
+ * evaluation's HTTP exchanges (the log's), which only the HTTP log shows. deferAnalysis asks for the results
+ * without the analysis of newly installed CRDs (rules' costs, compat, explain trees, objects' CEL costs): the
+ * result then says analysisPending, and the next evaluation without it has all of it. */
+export async function evaluate(call: (input: string) => Promise<string>, texts: Texts, mode: CrdplayMode, session: Session, { trace = true, deferAnalysis = false } = {}): Promise<CrdplayEvaluateResult> {
   const input: CrdplayEvaluateInput = { objects: texts.objects, oldObjects: texts.old, mode };
   if (trace) input.trace = true;
+  if (deferAnalysis) input.deferAnalysis = true;
   if (session.crdText !== texts.crd) input.crds = texts.crd;
   if (mode === 'upgrade' && session.oldCrdText !== texts.oldCrd) input.oldCrds = texts.oldCrd ?? '';
   if (session.revision && session.explain) input.knownCRDRevision = session.revision;
   const res: CrdplayEvaluateResult = JSON.parse(await call(JSON.stringify(input)));
   session.crdText = texts.crd;
   if (mode === 'upgrade') session.oldCrdText = texts.oldCrd ?? '';
-  if (!res.schemasOmitted || !session.explain) session.explain = explainKinds(res, texts.crd);
+  // A result whose analysis is pending has no trees yet: the next one must bring them (no knownCRDRevision).
+  if (res.analysisPending) session.explain = undefined;
+  else if (!res.schemasOmitted || !session.explain) session.explain = explainKinds(res, texts.crd);
   session.revision = res.crdRevision;
   return res;
 }

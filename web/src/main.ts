@@ -454,9 +454,21 @@ async function loadCRDSchema(): Promise<void> {
 // when evaluations of its kind are quick (an object edit against installed CRDs: milliseconds), so that its
 // results are on screen in the next frames; edits made meanwhile are evaluated together when it ends. An edit
 // whose evaluation is slow (a CRD edit that reinstalls a big CRD) waits DEBOUNCE_MS for the next keystroke.
+// A new CRD text is installed with its analysis deferred (the rules' costs, compat, explain trees and the
+// objects' CEL costs: what only some panes and the CRD editor's version warnings show, and a big CRD's take
+// a while): the objects' results are shown as soon as the API has answered, and the loop then asks for the
+// analysis, whose complete results replace them. run() resolves once the results of the texts it was called
+// for are shown; app.idle once the analysis is in too.
 let timer = 0;
 let dirty = false;
 let running = false;
+/** The run() calls waiting for results to be shown. */
+let waiting: (() => void)[] = [];
+function resolveWaiting(): void {
+  const w = waiting;
+  waiting = [];
+  for (const f of w) f();
+}
 /** The wall times of the last evaluations that installed CRDs, and of the last that did not; the quickest of
  * them is what the next one is expected to take (a busy moment does not make the page wait). */
 const costs = { crds: [] as number[], objects: [] as number[] };
@@ -478,19 +490,22 @@ async function run(): Promise<void> {
     if (app.tab === 'explain') renderPane('explain');
     return;
   }
+  const shown = new Promise<void>((r) => waiting.push(r));
   if (running) {
     dirty = true;
-    return app.idle;
+    return shown;
   }
   running = true;
   let done!: () => void;
   app.idle = new Promise((r) => { done = r; });
   try {
-    do {
+    let again = true;
+    while (again) {
       const client = app.client;
       let res: CrdplayEvaluateResult;
       let t0: number;
       let installs: boolean;
+      let analysis: boolean;
       try {
         await client.ready;
         if (!client.has('evaluate')) throw new Error('this engine build has no evaluator (crdplay.evaluate)');
@@ -499,28 +514,38 @@ async function run(): Promise<void> {
         dirty = false;
         const texts = { crd: app.editors.text('crd'), objects: app.editors.text('objects'), old: app.editors.text('old'), oldCrd: app.editors.text('oldcrd') };
         installs = texts.crd !== app.session.crdText || (app.mode === 'upgrade' && texts.oldCrd !== app.session.oldCrdText);
+        // The shown results wait for their analysis, and nothing was edited since: this evaluation is that.
+        analysis = !installs && !!app.evaluation?.analysisPending;
         t0 = performance.now();
-        // The requests are traced only for the log, when it is shown (setTab evaluates again when it opens).
-        res = await evaluate((input) => client.call('evaluate', input), texts, app.mode, app.session, { trace: app.tab === 'http' });
+        // The requests are traced only for the log, when it is shown (setTab evaluates again when it opens);
+        // the analysis' evaluation repeats the requests the log has just shown.
+        res = await evaluate((input) => client.call('evaluate', input), texts, app.mode, app.session,
+          { trace: app.tab === 'http' && !analysis, deferAnalysis: installs && app.mode !== 'upgrade' });
       } catch (e) {
         if (client === app.client) throw e;
         dirty = true; // the page switched engines meanwhile: this one's answer, or its end, is not the page's
         continue;
       }
       const call = performance.now() - t0;
-      const seen = costs[installs ? 'crds' : 'objects'];
-      seen.push(call);
-      if (seen.length > 3) seen.shift();
+      if (!analysis) {
+        const seen = costs[installs ? 'crds' : 'objects'];
+        seen.push(call);
+        if (seen.length > 3) seen.shift();
+      }
       if (client !== app.client) dirty = true;
       if (dirty) continue; // stale: the text or the engine changed meanwhile
-      show(res, t0, call);
-    } while (dirty);
+      if (analysis && !res.exchanges) res.exchanges = app.evaluation?.exchanges; // the same requests, logged once
+      show(res, t0, call, analysis ? undefined : res.exchanges);
+      if (!dirty) resolveWaiting();
+      again = dirty || !!res.analysisPending;
+    }
   } catch (e: any) {
     const message = `The evaluation failed: ${e?.error ?? e?.message ?? String(e)}`;
     notice(message, 'error');
     noResult(message);
   } finally {
     running = false;
+    resolveWaiting();
     done();
   }
 }
@@ -531,11 +556,14 @@ function noResult(message: string): void {
   if (!app.evaluation) $('pane-result')?.replaceChildren(h('p', { class: 'error' }, message));
 }
 
-function show(res: CrdplayEvaluateResult, start = 0, call = 0): void {
+/** Shows an evaluation's results; log are the exchanges to add to the HTTP log. */
+function show(res: CrdplayEvaluateResult, start = 0, call = 0, log = res.exchanges): void {
   const t0 = performance.now();
   if (!app.evaluation) performance.mark('crdplay:first-result');
   app.evaluation = res;
-  app.runs++;
+  // runs counts complete results: a CRD's first results, whose analysis is pending, are followed by them.
+  if (!res.analysisPending) app.runs++;
+  document.body.dataset.analysis = res.analysisPending ? 'pending' : 'done';
   // Only the default's range: an engine emulating 1.35 considers minors up to 1.35, the menu up to the newest.
   if (res.kubernetes && app.client === engines?.default && (res.kubernetes.oldest !== app.range.oldest || res.kubernetes.newest !== app.range.newest)) {
     // The engine's range replaces the page's guess; a chosen target it lacks falls back to its newest.
@@ -549,7 +577,7 @@ function show(res: CrdplayEvaluateResult, start = 0, call = 0): void {
   const t1 = performance.now();
   // The visible pane alone; the others when shown (setTab).
   for (const t of TABS) stale.add(t);
-  if (res.exchanges) pushLog(res.exchanges.map(traced));
+  if (log) pushLog(log.map(traced));
   renderPane(app.tab);
   const t2 = performance.now();
   // The kinds of a new CRD text (hover and completion in the objects editors read them; a big CRD takes a

@@ -217,6 +217,8 @@ export function renderCEL(pane: HTMLElement, kinds: KindSchema[], res: CrdplayEv
   if (versions.length) {
     const lim = res.celLimits;
     out.push(h('p', { class: 'muted' }, `Limits: ${lim.perExpression.toLocaleString()} per expression, ${lim.perCRD.toLocaleString()} per CRD (estimated); ${lim.runtimeBudget.toLocaleString()} at run time per object.`));
+    // The first results of a new CRD text come before its analysis (main.ts asks for it next).
+    if (res.analysisPending) out.push(h('p', { class: 'muted', 'data-pending': 'analysis' }, 'Estimating the rules\' costs…'));
     for (const c of versions) {
       if (!c.cost?.rules?.length && !c.cost?.skipped) continue;
       out.push(h('h3', {}, `${c.crd} ${c.version}: estimated ${c.cost.total.toLocaleString()}${c.cost.exceedsLimit ? ' (over the limit)' : ''}`));
