@@ -3,9 +3,12 @@ package playground
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -14,6 +17,7 @@ import (
 	yamlv2 "go.yaml.in/yaml/v2"
 	"sigs.k8s.io/yaml"
 
+	"crdplay/engine"
 	"crdplay/playground/internal/yamlpos"
 )
 
@@ -169,4 +173,78 @@ func FuzzKubectlYAML(f *testing.F) {
 		f.Add([]byte(data))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) { checkKubectlYAML(t, data) })
+}
+
+// TestObjectSentAsJSON checks that an object document goes to the API as JSON only when the API would read its
+// YAML the same way, and that the API's answer (status, body, warnings) to what was sent is its answer to the
+// YAML itself, with each fieldValidation.
+func TestObjectSentAsJSON(t *testing.T) {
+	crdData, err := os.ReadFile("../testdata/examples/crontab/crd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd := string(crdData)
+	const object = "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: x\nspec:\n  cronSpec: \"* * * * */5\"\n  image: my-image\n"
+	at := func(old, new string) string {
+		t.Helper()
+		if !strings.Contains(object, old) {
+			t.Fatalf("no %q in the object", old)
+		}
+		return strings.Replace(object, old, new, 1)
+	}
+	rv := regexp.MustCompile(`"resourceVersion":"\d+"`)
+	norm := func(s string) string { return rv.ReplaceAllString(volatile.ReplaceAllString(s, "<volatile>"), "<rv>") }
+	for _, c := range []struct {
+		name, text, contentType string
+	}{
+		{"plain", object, "application/json"},
+		{"unknown fields", at("  image: my-image\n", "  image: my-image\n  unknownField: 1\n  nested: {a: [1, 2]}\n"), "application/json"},
+		{"YAML 1.1 values", at("  image: my-image\n", "  image: yes\n  replicas: 0x1F\n  other: [on, ~, 1e3, 0777, 2024-01-02]\n"), "application/json"},
+		{"wrong type", at("  image: my-image\n", "  image: 5\n"), "application/json"},
+		{"quoted keys", at("  image: my-image\n", "  \"image\": my-image\n  'cron': x\n"), "application/json"},
+		{"duplicate key", at("  image: my-image\n", "  image: my-image\n  image: other\n"), "application/yaml"},
+		{"duplicate quoted key", at("  image: my-image\n", "  image: my-image\n  \"image\": other\n"), "application/yaml"},
+		{"boolean key", at("  image: my-image\n", "  image: my-image\n  on: x\n"), "application/yaml"},
+		{"numeric key", at("  image: my-image\n", "  image: my-image\n  1: x\n"), "application/yaml"},
+		{"anchor", at("  image: my-image\n", "  image: &i my-image\n  other: *i\n"), "application/yaml"},
+		{"merge key", at("spec:\n", "base: &b {image: a}\nspec:\n  <<: *b\n"), "application/yaml"},
+	} {
+		for _, fv := range []string{"", "Strict", "Warn", "Ignore"} {
+			t.Run(c.name+"/"+fv, func(t *testing.T) {
+				res := evaluate(t, NewSession(Options{}), Input{CRDs: &crd, Objects: c.text, FieldValidation: fv, Trace: true})
+				var post *Exchange
+				for i, x := range res.Exchanges {
+					if x.Method == http.MethodPost && strings.Contains(x.Path, "/crontabs") {
+						post = &res.Exchanges[i]
+					}
+				}
+				if post == nil {
+					t.Fatalf("no POST of the object in %+v", res.Exchanges)
+				}
+				if post.ContentType != c.contentType {
+					t.Errorf("sent as %s, want %s", post.ContentType, c.contentType)
+				}
+				// What the API answers to the YAML itself.
+				h, err := engine.NewHandler(engine.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				serve := func(path, body string) *httptest.ResponseRecorder {
+					req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+					req.Header.Set("Content-Type", "application/yaml")
+					req.Header.Set("User-Agent", "crdplay")
+					rec := httptest.NewRecorder()
+					h.ServeHTTP(rec, req)
+					return rec
+				}
+				if rec := serve(crdsPath, crd); rec.Code != http.StatusCreated {
+					t.Fatalf("the CRD: %d %s", rec.Code, rec.Body)
+				}
+				rec := serve(post.Path, c.text)
+				if post.Status != rec.Code || norm(post.Body) != norm(rec.Body.String()) || strings.Join(post.Warnings, "\n") != strings.Join(unquotedWarnings(rec.Header()), "\n") {
+					t.Errorf("answer to what was sent: %d %q %s\nanswer to the YAML: %d %q %s", post.Status, post.Warnings, post.Body, rec.Code, unquotedWarnings(rec.Header()), rec.Body)
+				}
+			})
+		}
+	}
 }
