@@ -13,6 +13,7 @@ import (
 
 	yaml3 "go.yaml.in/yaml/v3"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"sigs.k8s.io/yaml"
 
@@ -45,8 +46,10 @@ type crdState struct {
 
 // pendingAnalysis is one CRD document's analysis, left for later.
 type pendingAnalysis struct {
-	d   *yamlpos.Doc
-	crd *apiextensionsv1.CustomResourceDefinition
+	d *yamlpos.Doc
+	// crd is the CRD to analyse, or nil for the one the API answered in body (decoded when analysed).
+	crd  *apiextensionsv1.CustomResourceDefinition
+	body []byte
 	// i is the document's index in crdState.results; c is its established CRD (nil when it is not).
 	i int
 	c *installed
@@ -153,10 +156,17 @@ func (s *Session) installLean(ctx context.Context, text string, trace *[]Exchang
 // CRDs' runtime cost models with it, as an install without deferral would have.
 func (st *crdState) analysePending() {
 	for _, p := range st.pending {
+		crd := p.crd
+		if crd == nil {
+			crd = &apiextensionsv1.CustomResourceDefinition{}
+			if json.Unmarshal(p.body, crd) != nil {
+				continue // readBack decoded it already
+			}
+		}
 		res := &st.results[p.i]
-		schemas := analyseInto(p.d, p.crd, res)
+		schemas := analyseInto(p.d, crd, res)
 		if p.c != nil {
-			p.c.setRuntime(p.crd, schemas)
+			p.c.setRuntime(crd, schemas)
 		}
 	}
 	st.pending, st.docs = nil, nil
@@ -247,7 +257,16 @@ func (ev *evaluation) readBack(d *yamlpos.Doc, name string, res *CRDResult) *ins
 	st := ev.st
 	g := ev.do(http.MethodGet, crdsPath+"/"+name, "", "application/json", nil)
 	var live apiextensionsv1.CustomResourceDefinition
-	if g.status != http.StatusOK || json.Unmarshal(g.body, &live) != nil {
+	// lite is set when the analysis waits: live is then decoded without its schemas, of which lite has the
+	// rules' places, and the whole answer is decoded when it is analysed.
+	var lite map[string]*celcost.RuleSchema
+	ok := g.status == http.StatusOK
+	if ok && st.deferring && !ev.skipAnalysis {
+		lite, ok = decodeLite(g.body, &live)
+	} else if ok {
+		ok = json.Unmarshal(g.body, &live) == nil
+	}
+	if !ok {
 		if crd := decodeCRD(d); crd != nil && !ev.skipAnalysis {
 			ev.analyse(d, crd, res)
 		}
@@ -256,12 +275,17 @@ func (ev *evaluation) readBack(d *yamlpos.Doc, name string, res *CRDResult) *ins
 	// The CRD as the API holds it (defaults applied) is what the page explains: no need to decode the text.
 	var schemas []*celcost.Schema
 	var pending *pendingAnalysis
-	if !ev.skipAnalysis {
+	switch {
+	case lite != nil:
+		describe(&live, res)
+		pending = &pendingAnalysis{d: d, body: g.body, i: len(st.results)}
+		st.pending = append(st.pending, pending)
+	case !ev.skipAnalysis:
 		schemas = ev.analyse(d, &live, res)
 		if n := len(st.pending); n > 0 && st.pending[n-1].crd == &live {
 			pending = st.pending[n-1]
 		}
-	} else if !ev.skipRuntime {
+	case !ev.skipRuntime:
 		schemas = celcost.Prepare(&live)
 	}
 	res.Name = live.Name
@@ -306,7 +330,9 @@ func (ev *evaluation) readBack(d *yamlpos.Doc, name string, res *CRDResult) *ins
 		ruleFields: map[string][]string{},
 	}
 	for _, v := range live.Spec.Versions {
-		if v.Schema != nil && !ev.skipAnalysis {
+		if s, ok := lite[v.Name]; ok {
+			c.ruleFields[v.Name] = celcost.RuleSelvesOf(s)
+		} else if v.Schema != nil && !ev.skipAnalysis {
 			c.ruleFields[v.Name] = celcost.RuleSelves(v.Schema.OpenAPIV3Schema)
 		}
 		c.statusSub[v.Name] = v.Subresources != nil && v.Subresources.Status != nil
@@ -336,6 +362,57 @@ func (ev *evaluation) readBack(d *yamlpos.Doc, name string, res *CRDResult) *ins
 		st.served[gvk{c.group, v, c.kind}] = c
 	}
 	return c
+}
+
+// liteCRD is what readBack reads of a CRD while its analysis waits: all it reads but the versions' schemas,
+// of which only the rules' places (celcost.RuleSchema). A big CRD's schemas are most of its JSON.
+type liteCRD struct {
+	metav1.TypeMeta `json:",inline"`
+	Metadata        struct {
+		Name string `json:"name"`
+	} `json:"metadata"`
+	Spec struct {
+		Group      string                                    `json:"group"`
+		Scope      apiextensionsv1.ResourceScope             `json:"scope"`
+		Conversion *apiextensionsv1.CustomResourceConversion `json:"conversion"`
+		Versions   []struct {
+			Name                     string                                           `json:"name"`
+			Served                   bool                                             `json:"served"`
+			Storage                  bool                                             `json:"storage"`
+			Deprecated               bool                                             `json:"deprecated"`
+			DeprecationWarning       *string                                          `json:"deprecationWarning"`
+			Subresources             *apiextensionsv1.CustomResourceSubresources      `json:"subresources"`
+			AdditionalPrinterColumns []apiextensionsv1.CustomResourceColumnDefinition `json:"additionalPrinterColumns"`
+			Schema                   *struct {
+				OpenAPIV3Schema *celcost.RuleSchema `json:"openAPIV3Schema"`
+			} `json:"schema"`
+		} `json:"versions"`
+	} `json:"spec"`
+	Status apiextensionsv1.CustomResourceDefinitionStatus `json:"status"`
+}
+
+// decodeLite decodes body as a liteCRD into crd, which gets no schemas, and returns the versions' schemas as
+// read (a version without a schema has none), never nil when ok.
+func decodeLite(body []byte, crd *apiextensionsv1.CustomResourceDefinition) (map[string]*celcost.RuleSchema, bool) {
+	var l liteCRD
+	if json.Unmarshal(body, &l) != nil {
+		return nil, false
+	}
+	crd.TypeMeta = l.TypeMeta
+	crd.Name = l.Metadata.Name
+	crd.Spec.Group, crd.Spec.Scope, crd.Spec.Conversion = l.Spec.Group, l.Spec.Scope, l.Spec.Conversion
+	crd.Status = l.Status
+	schemas := map[string]*celcost.RuleSchema{}
+	for _, v := range l.Spec.Versions {
+		crd.Spec.Versions = append(crd.Spec.Versions, apiextensionsv1.CustomResourceDefinitionVersion{
+			Name: v.Name, Served: v.Served, Storage: v.Storage, Deprecated: v.Deprecated, DeprecationWarning: v.DeprecationWarning,
+			Subresources: v.Subresources, AdditionalPrinterColumns: v.AdditionalPrinterColumns,
+		})
+		if v.Schema != nil && v.Schema.OpenAPIV3Schema != nil {
+			schemas[v.Name] = v.Schema.OpenAPIV3Schema
+		}
+	}
+	return schemas, true
 }
 
 // setRuntime keeps the served versions' schemas as the analysis prepared them, for runtimeFor.

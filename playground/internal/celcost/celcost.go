@@ -346,6 +346,55 @@ func RuleSelves(s *apiextensionsv1.JSONSchemaProps) []string {
 	return out
 }
 
+// RuleSchema is what RuleSelvesOf reads of a JSON schema: decoding a big CRD's schema into it skips the rest
+// (descriptions, types, defaults), which the first results of an install do not need.
+type RuleSchema struct {
+	Properties           map[string]*RuleSchema `json:"properties"`
+	Items                ruleSub                `json:"items"`
+	AdditionalProperties ruleSub                `json:"additionalProperties"`
+	XValidations         []struct{}             `json:"x-kubernetes-validations"`
+}
+
+// ruleSub is items or additionalProperties: a schema (an object), or what RuleSelves does not follow either (a
+// list of schemas, a boolean).
+type ruleSub struct{ *RuleSchema }
+
+// UnmarshalJSON reads an object as a schema and leaves anything else out, as JSONSchemaPropsOrArray and
+// JSONSchemaPropsOrBool leave their Schema nil.
+func (r *ruleSub) UnmarshalJSON(b []byte) error {
+	if len(b) == 0 || b[0] != '{' {
+		return nil
+	}
+	r.RuleSchema = &RuleSchema{}
+	return json.Unmarshal(b, r.RuleSchema)
+}
+
+// RuleSelvesOf is RuleSelves of a schema decoded as a RuleSchema.
+func RuleSelvesOf(s *RuleSchema) []string {
+	var out []string
+	ruleSelvesOf(s, "", 0, &out)
+	return out
+}
+
+func ruleSelvesOf(s *RuleSchema, self string, depth int, out *[]string) {
+	if s == nil || depth > maxDepth {
+		return
+	}
+	for range s.XValidations {
+		*out = append(*out, self)
+	}
+	ruleSelvesOf(s.AdditionalProperties.RuleSchema, join(self, "[*]"), depth+1, out)
+	names := make([]string, 0, len(s.Properties))
+	for k := range s.Properties {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		ruleSelvesOf(s.Properties[k], join(self, "."+k), depth+1, out)
+	}
+	ruleSelvesOf(s.Items.RuleSchema, join(self, "[*]"), depth+1, out)
+}
+
 func ruleSelves(s *apiextensionsv1.JSONSchemaProps, self string, depth int, out *[]string) {
 	if s == nil || depth > maxDepth {
 		return

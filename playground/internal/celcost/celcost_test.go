@@ -113,6 +113,19 @@ func TestRuntimeCost(t *testing.T) {
 // same order, for the schema above and every corpus CRD that has rules.
 func TestRuleSelves(t *testing.T) {
 	crds := map[string]*apiextensionsv1.CustomResourceDefinition{"inline": crd(t)}
+	// Rules under additionalProperties and items, and at the root.
+	var nested apiextensionsv1.JSONSchemaProps
+	if err := json.Unmarshal([]byte(`{"type": "object", "x-kubernetes-validations": [{"rule": "true"}, {"rule": "1 > 0"}],
+	  "properties": {
+	    "m": {"type": "object", "additionalProperties": {"type": "object", "x-kubernetes-validations": [{"rule": "size(self) > 0"}],
+	      "properties": {"l": {"type": "array", "items": {"type": "string", "x-kubernetes-validations": [{"rule": "self != ''"}]}}}}},
+	    "b": {"type": "object", "properties": {"x": {"type": "integer", "x-kubernetes-validations": [{"rule": "self > 0"}]}}}
+	  }}`), &nested); err != nil {
+		t.Fatal(err)
+	}
+	crds["nested"] = &apiextensionsv1.CustomResourceDefinition{Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+		Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &nested}}},
+	}}
 	files, err := filepath.Glob("../../../testdata/corpus/*/*/crd.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("corpus: %v (%d files)", err, len(files))
@@ -149,6 +162,21 @@ func TestRuleSelves(t *testing.T) {
 				}
 				if !reflect.DeepEqual(got, want) {
 					t.Errorf("version %s: RuleSelves %q, report %q", v.Name, got, want)
+				}
+				// The same from the schema decoded as a RuleSchema.
+				var lite *RuleSchema
+				if v.Schema != nil && v.Schema.OpenAPIV3Schema != nil {
+					b, err := json.Marshal(v.Schema.OpenAPIV3Schema)
+					if err != nil {
+						t.Fatal(err)
+					}
+					lite = &RuleSchema{}
+					if err := json.Unmarshal(b, lite); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if got := RuleSelvesOf(lite); !reflect.DeepEqual(got, want) {
+					t.Errorf("version %s: RuleSelvesOf %q, report %q", v.Name, got, want)
 				}
 			}
 		})
