@@ -182,9 +182,9 @@ func (ev *evaluation) installOne(d *yamlpos.Doc) CRDResult {
 	}
 	// The document as the user wrote it, so that the API's YAML errors are its own; or the same as JSON, as
 	// kubectl sends it, when the API would read the YAML the same way (crdJSON).
-	ct, body := "application/yaml", []byte(d.Source)
-	if j := crdJSON(d); j != nil {
-		ct, body = "application/json", j
+	ct, body := "application/json", crdJSON(d)
+	if body == nil {
+		ct, body = "application/yaml", []byte(d.Source)
 	}
 	r := ev.do(http.MethodPost, crdsPath, ct, "application/json", body)
 	res.Status = r.status
