@@ -25,7 +25,13 @@
 // the CRD text stays the same; the engine keeps their compiled schemas and CEL programs (cached per CRD uid
 // and resourceVersion), so an edit of the objects only runs the objects. Writes of an evaluation are rolled
 // back at its end (the storage journals them), so that each evaluation starts from the CRDs alone. A change
-// of the CRD text starts a new engine. The benchmarks in bench_test.go measure both paths.
+// of the CRD text starts a new engine. The benchmarks in bench_test.go measure both paths. What the
+// playground derives from a new CRD text beyond the API's answers (the cost reports, version analysis,
+// explain trees and runtime cost models, which take a while for a big CRD) can wait: with
+// Input.DeferAnalysis the objects' results come first (Result.AnalysisPending), and the next evaluation
+// without it does the analysis. The page asks for that second evaluation as soon as it has shown the first.
+// A CRD document goes to the API as JSON, converted by the function the API's YAML decoder starts with, when
+// the API would read its YAML the same way: the decoder's second, strict parse only finds duplicate keys.
 //
 // Bad input never fails an evaluation: text that is not YAML, documents that are not objects, unknown kinds,
 // YAML bombs and absurd nesting all become diagnostics with a line. Evaluate returns an error only for a
