@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -53,7 +54,7 @@ type Strategy struct {
 	namespaceScoped    bool
 	validator          validator
 	structural         *structuralschema.Structural
-	celValidator       *cel.Validator
+	celValidator       func() *cel.Validator
 	status             *apiextensions.CustomResourceSubresourceStatus
 	scale              *apiextensions.CustomResourceSubresourceScale
 	kind               schema.GroupVersionKind
@@ -66,8 +67,8 @@ type selectableField struct {
 	err       error
 }
 
-// New builds the strategy; statusValidator is nil without a status subresource. The CEL rules are compiled here,
-// once per CRD version, as upstream does.
+// New builds the strategy; statusValidator is nil without a status subresource. The CEL rules are compiled once
+// per CRD version, as upstream does, when the version first validates an object.
 func New(typer runtime.ObjectTyper, namespaceScoped bool, kind schema.GroupVersionKind, schemaValidator, statusValidator validation.SchemaValidator, s *structuralschema.Structural, status *apiextensions.CustomResourceSubresourceStatus, scale *apiextensions.CustomResourceSubresourceScale, selectable []apiextensionsv1.SelectableField) *Strategy {
 	st := &Strategy{
 		ObjectTyper:     typer,
@@ -81,8 +82,10 @@ func New(typer runtime.ObjectTyper, namespaceScoped bool, kind schema.GroupVersi
 			schema:          schemaValidator,
 			statusSchema:    statusValidator,
 		},
-		structural:   s,
-		celValidator: cel.NewValidator(s, true, celconfig.PerCallLimit),
+		structural: s,
+		// Compiled on the first validation: a version that is only read (every served version of a CRD is
+		// readable, few are written to) never needs them, and a large CRD's rules take long to compile.
+		celValidator: sync.OnceValue(func() *cel.Validator { return cel.NewValidator(s, true, celconfig.PerCallLimit) }),
 		kind:         kind,
 	}
 	for _, sf := range selectable {
@@ -175,7 +178,8 @@ func (a *Strategy) Validate(ctx context.Context, obj runtime.Object) field.Error
 
 // validateCEL runs the CEL rules unless earlier errors mean the object is too broken for them.
 func (a *Strategy) validateCEL(ctx context.Context, errs field.ErrorList, obj, old *unstructured.Unstructured, opts ...cel.Option) field.ErrorList {
-	if a.celValidator == nil {
+	celValidator := a.celValidator()
+	if celValidator == nil {
 		return nil
 	}
 	if blocking := blockingError(errs); blocking != nil {
@@ -185,7 +189,7 @@ func (a *Strategy) validateCEL(ctx context.Context, errs field.ErrorList, obj, o
 	if old != nil {
 		oldObj = old.Object
 	}
-	celErrs, _ := a.celValidator.Validate(ctx, nil, a.structural, obj.Object, oldObj, celconfig.RuntimeCELCostBudget, opts...)
+	celErrs, _ := celValidator.Validate(ctx, nil, a.structural, obj.Object, oldObj, celconfig.RuntimeCELCostBudget, opts...)
 	return celErrs
 }
 
