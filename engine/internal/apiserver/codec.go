@@ -217,6 +217,14 @@ func (c *crdInfo) requestDecoder(yaml, strict bool, gv schema.GroupVersion) runt
 // converts and prunes with the storage schema; on the way out it repairs metadata, applies the storage version's
 // defaults, converts and prunes with the target schema.
 func (c *crdInfo) storageCodec(gv schema.GroupVersion) runtime.Codec {
+	d, conv, def := c.storageDecoding()
+	storageGV := schema.GroupVersion{Group: c.crd.Spec.Group, Version: c.storageVersion}
+	return versioning.NewCodec(unstructured.UnstructuredJSONScheme, d, conv, unstructuredCreator{}, unstructuredTyper{}, def, storageGV, gv, "crdStorage")
+}
+
+// storageDecoding is the storage codec's decoder (the JSON parse, then repair and coercion), converter and
+// defaulter; storedResult applies them to a parsed object as the codec does.
+func (c *crdInfo) storageDecoding() (coercingDecoder, coercingConverter, defaulter) {
 	d := coercingDecoder{delegate: unstructured.UnstructuredJSONScheme, coercer: coercer{
 		dropInvalidMetadata: true, repairGeneration: true,
 		structural: c.structural, gk: c.gk, preserveUnknownFields: c.crd.Spec.PreserveUnknownFields,
@@ -224,6 +232,5 @@ func (c *crdInfo) storageCodec(gv schema.GroupVersion) runtime.Codec {
 	conv := coercingConverter{delegate: c.safeConverter, coercer: coercer{
 		structural: c.structural, gk: c.gk, preserveUnknownFields: c.crd.Spec.PreserveUnknownFields,
 	}}
-	storageGV := schema.GroupVersion{Group: c.crd.Spec.Group, Version: c.storageVersion}
-	return versioning.NewCodec(unstructured.UnstructuredJSONScheme, d, conv, unstructuredCreator{}, unstructuredTyper{}, defaulter{c.structural, c.gk}, storageGV, gv, "crdStorage")
+	return d, conv, defaulter{c.structural, c.gk}
 }

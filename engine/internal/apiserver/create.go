@@ -67,12 +67,17 @@ func (r *crRequest) create() (reply, error) {
 }
 
 // store runs the registry's create: system fields, name generation (retried on conflicts), the strategy, the
-// write.
+// write. obj is changed (its callers do not use it afterwards).
 func (r *crRequest) store(ctx context.Context, obj *unstructured.Unstructured, dryRun bool) (*unstructured.Unstructured, error) {
 	generate := obj.GetGenerateName() != "" && obj.GetName() == ""
 	var lastErr error
 	for attempt := 0; attempt < 8; attempt++ {
-		o := obj.DeepCopy()
+		o := obj
+		if generate {
+			// Each attempt starts again from obj, under a new name. Without one there is a single attempt, and
+			// obj is the caller's to give.
+			o = obj.DeepCopy()
+		}
 		rest.FillObjectMetaSystemFields(o)
 		o.SetCreationTimestamp(metav1.NewTime(r.s.now()))
 		if generate {
@@ -88,11 +93,11 @@ func (r *crRequest) store(ctx context.Context, obj *unstructured.Unstructured, d
 		}
 		key := r.key(r.info.Namespace, o.GetName())
 		if dryRun {
-			return r.dryRunCreate(ctx, key, o.GetName(), data)
+			return r.dryRunCreate(ctx, key, o.GetName(), data, o)
 		}
 		rev, err := r.s.cfg.Storage.Create(ctx, key, data)
 		if err == nil {
-			return r.storedResult(data, rev)
+			return r.storedResult(data, rev, o)
 		}
 		if errors.Is(err, storage.ErrExists) {
 			lastErr = apierrors.NewAlreadyExists(r.gr(), o.GetName())
@@ -108,13 +113,13 @@ func (r *crRequest) store(ctx context.Context, obj *unstructured.Unstructured, d
 
 // dryRunCreate answers a dry-run create as the dry-run storage does: a name in use is a conflict as for a real
 // create, and the object, never stored, has no resourceVersion.
-func (r *crRequest) dryRunCreate(ctx context.Context, key, name string, data []byte) (*unstructured.Unstructured, error) {
+func (r *crRequest) dryRunCreate(ctx context.Context, key, name string, data []byte, written *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	if _, err := r.s.cfg.Storage.Get(ctx, key); err == nil {
 		return nil, apierrors.NewAlreadyExists(r.gr(), name)
 	} else if !errors.Is(err, storage.ErrNotFound) {
 		return nil, storageUnavailable(err)
 	}
-	out, err := r.storedResult(data, 0)
+	out, err := r.storedResult(data, 0, written)
 	if err == nil {
 		out.SetResourceVersion("")
 	}

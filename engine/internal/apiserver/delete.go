@@ -200,7 +200,7 @@ func (r *crRequest) markDeleting(ctx context.Context, key string, o storage.Obje
 		return nil, apierrors.NewInternalError(err)
 	}
 	if dryRun {
-		return r.storedResult(data, o.Revision)
+		return r.storedResult(data, o.Revision, nil)
 	}
 	rev, err := r.s.cfg.Storage.Update(ctx, key, data, o.Revision)
 	if errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrNotFound) {
@@ -210,7 +210,7 @@ func (r *crRequest) markDeleting(ctx context.Context, key string, o storage.Obje
 	if err != nil {
 		return nil, storageWriteError(err)
 	}
-	return r.storedResult(data, rev)
+	return r.storedResult(data, rev, nil)
 }
 
 // deleteCollection is the registry's DeleteCollection: list what the options select, delete each object (or mark

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	metav1beta1 "k8s.io/apimachinery/pkg/apis/meta/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -246,9 +247,15 @@ func transform(ctx context.Context, req *http.Request, mt negotiation.MediaTypeO
 // encode renders v as JSON or YAML.
 func encode(v interface{}, asYAML bool) ([]byte, error) {
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
+	u, ok := v.(*unstructured.Unstructured)
+	// For an object, what the Encoder writes (Unstructured's MarshalJSON, compacted, then a newline) without the
+	// compaction's second pass over bytes that are already compact and escaped alike. A failure is left to the
+	// Encoder, whose error says more.
+	if !ok || u.Object == nil || unstructured.UnstructuredJSONScheme.Encode(u, &buf) != nil {
+		buf.Reset()
+		if err := json.NewEncoder(&buf).Encode(v); err != nil {
+			return nil, err
+		}
 	}
 	if !asYAML {
 		return buf.Bytes(), nil

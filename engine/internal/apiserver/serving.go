@@ -35,6 +35,9 @@ type crdInfo struct {
 	safeConverter  runtime.ObjectConvertor
 	versions       map[string]*versionInfo
 	replicasPaths  managedfields.ResourcePathMappings
+
+	// unsafeConverter converts in place: for objects nobody else holds (storedResult's decode).
+	unsafeConverter runtime.ObjectConvertor
 }
 
 // versionInfo is the serving state of one version.
@@ -91,7 +94,7 @@ func newCRDInfo(crd *apiextensionsv1.CustomResourceDefinition, call WebhookFunc)
 		return nil, err
 	}
 	info.structural = structural
-	if info.safeConverter, _, err = conversion.NewConverter(crd, call); err != nil {
+	if info.safeConverter, info.unsafeConverter, err = conversion.NewConverter(crd, call); err != nil {
 		return nil, err
 	}
 	typeConverter, err := openapi.TypeConverterWith(crd, read)

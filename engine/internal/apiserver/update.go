@@ -177,7 +177,7 @@ func (r *crRequest) writeUpdate(ctx context.Context, key string, o storage.Objec
 	name := r.info.Name
 	switch {
 	case dryRun:
-		return r.storedResult(data, o.Revision)
+		return r.storedResult(data, o.Revision, nil)
 	case deleteIt:
 		if _, err := r.s.cfg.Storage.Delete(ctx, key, o.Revision); err != nil {
 			if errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrNotFound) {
@@ -185,10 +185,10 @@ func (r *crRequest) writeUpdate(ctx context.Context, key string, o storage.Objec
 			}
 			return nil, storageWriteError(err)
 		}
-		return r.storedResult(data, o.Revision)
+		return r.storedResult(data, o.Revision, nil)
 	case bytes.Equal(data, o.Value):
 		// The stored object with its resourceVersion: watchers see no event.
-		return r.storedResult(o.Value, o.Revision)
+		return r.storedResult(o.Value, o.Revision, nil)
 	}
 	rev, err := r.s.cfg.Storage.Update(ctx, key, data, o.Revision)
 	if err != nil {
@@ -197,7 +197,7 @@ func (r *crRequest) writeUpdate(ctx context.Context, key string, o storage.Objec
 		}
 		return nil, storageWriteError(err)
 	}
-	return r.storedResult(data, rev)
+	return r.storedResult(data, rev, nil)
 }
 
 // shouldDeleteDuringUpdate: an object marked for deletion goes away once its last finalizer is removed.
