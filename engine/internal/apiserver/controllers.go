@@ -126,6 +126,7 @@ func (s *Server) finishCRDDeletion(ctx context.Context, crd *apiextensionsv1.Cus
 	}
 	s.infos.Delete(crd.Name)
 	s.decoded.Delete(crd.Name)
+	s.specJSON.Delete(crd.Name)
 	return true
 }
 
@@ -180,18 +181,10 @@ func (s *Server) writeCRDKeepingSpec(ctx context.Context, next, live *apiextensi
 	if err != nil || strconv.FormatInt(cur.Revision, 10) != live.ResourceVersion {
 		return nil, false, nil
 	}
-	liveMeta, liveStatus, err := encodeMetaAndStatus(live)
-	if err != nil {
+	spec, ok := storedSpec(live, cur.Value)
+	if !ok {
 		return nil, false, nil
 	}
-	head, tail := len(crdJSONStart)+len(liveMeta)+len(`,"spec":`), len(`,"status":`)+len(liveStatus)+len(`}`)
-	if len(cur.Value) < head+tail || string(cur.Value[:len(crdJSONStart)]) != crdJSONStart ||
-		!bytes.Equal(cur.Value[len(crdJSONStart):head-len(`,"spec":`)], liveMeta) || string(cur.Value[head-len(`,"spec":`):head]) != `,"spec":` ||
-		string(cur.Value[len(cur.Value)-tail:len(cur.Value)-tail+len(`,"status":`)]) != `,"status":` ||
-		!bytes.Equal(cur.Value[len(cur.Value)-tail+len(`,"status":`):len(cur.Value)-1], liveStatus) || cur.Value[len(cur.Value)-1] != '}' {
-		return nil, false, nil
-	}
-	spec := cur.Value[head : len(cur.Value)-tail]
 	meta, status, err := encodeMetaAndStatus(next)
 	if err != nil {
 		return nil, true, apierrors.NewInternalError(err)
@@ -218,6 +211,7 @@ func (s *Server) writeCRDKeepingSpec(ctx context.Context, next, live *apiextensi
 	}
 	out.ResourceVersion = strconv.FormatInt(rev, 10)
 	out.APIVersion, out.Kind = crdGVK.GroupVersion().String(), crdGVK.Kind
+	s.rememberSpec(out, spec)
 	return out, true, nil
 }
 

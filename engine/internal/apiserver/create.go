@@ -224,6 +224,7 @@ func (s *Server) createCRD(ctx context.Context, crd *apiextensionsv1.CustomResou
 		// The answer is only encoded, never modified: the controllers, which list every CRD right after,
 		// and the first request for the new resource read this decode rather than decoding it again.
 		s.decoded.Store(out.Name, out)
+		s.rememberStoredSpec(out, data) // for the 201's encoding (marshalCRD)
 	}
 	return out, err
 }

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -149,6 +150,10 @@ func TestWriteCRDKeepingSpec(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			checkMarshalCRD(t, "created", servers[0], live[0], false)
+			servers[0].rememberStoredSpec(live[0], data)
+			checkMarshalCRD(t, "created", servers[0], live[0], true)
+			checkMarshalCRD(t, "a copy", servers[0], live[0].DeepCopy(), false)
 			compare := func(step string, keep, next *apiextensionsv1.CustomResourceDefinition) {
 				t.Helper()
 				got, done, err := servers[0].writeCRDKeepingSpec(ctx, keep, live[0])
@@ -168,6 +173,7 @@ func TestWriteCRDKeepingSpec(t *testing.T) {
 					t.Errorf("%s: stored revision %d, %d bytes; writeCRD's: %d, %d bytes", step, a.Revision, len(a.Value), b.Revision, len(b.Value))
 				}
 				live[0], live[1] = got, want
+				checkMarshalCRD(t, step, servers[0], got, true)
 			}
 			now := metav1.NewTime(time.Now())
 			for _, step := range []string{"names accepted", "established", "unchanged"} {
@@ -186,5 +192,18 @@ func TestWriteCRDKeepingSpec(t *testing.T) {
 				t.Errorf("a stale live object was written over")
 			}
 		})
+	}
+}
+
+// checkMarshalCRD compares marshalCRD with json.Marshal, and whether it used a kept spec.
+func checkMarshalCRD(t *testing.T, step string, s *Server, crd *apiextensionsv1.CustomResourceDefinition, kept bool) {
+	t.Helper()
+	want, err := json.Marshal(crd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := s.marshalCRD(crd)
+	if ok != kept || ok && !bytes.Equal(got, want) {
+		t.Errorf("%s: marshalCRD used the kept spec: %v (want %v); same bytes as json.Marshal: %v", step, ok, kept, bytes.Equal(got, want))
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
 	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/warning"
+	"sigs.k8s.io/yaml"
 
 	"crdplay/engine/internal/conversion"
 	"crdplay/engine/storage"
@@ -45,6 +46,8 @@ type Server struct {
 	mu      sync.Mutex
 	infos   sync.Map // CRD name -> *crdInfo, valid for the CRD's uid and resourceVersion
 	decoded sync.Map // CRD name -> *CustomResourceDefinition as last decoded, see getCRDShared
+	// specJSON keeps the stored JSON of CRDs' specs for the answers that carry them (marshalCRD).
+	specJSON sync.Map // CRD name -> *encodedSpec
 	// controllersDue is set by a CRD create, which answers before the controllers run (settleControllers).
 	controllersDue atomic.Bool
 }
@@ -149,7 +152,20 @@ func (s *Server) write(w http.ResponseWriter, req *http.Request, rec *warnings, 
 		v = r.raw
 	}
 	asYAML := mt.Accepted.MediaTypeSubType == "yaml"
-	body, err := encode(v, asYAML)
+	var body []byte
+	var err error
+	if crd, ok := v.(*apiextensionsv1.CustomResourceDefinition); ok {
+		if b, ok := s.marshalCRD(crd); ok {
+			// What encode writes: the JSON and a newline, converted for YAML.
+			body = append(b, '\n')
+			if asYAML {
+				body, err = yaml.JSONToYAML(body)
+			}
+		}
+	}
+	if body == nil && err == nil {
+		body, err = encode(v, asYAML)
+	}
 	if err != nil {
 		st := errorToStatus(apierrors.NewInternalError(err))
 		body, _ = encode(st, false)
