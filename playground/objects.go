@@ -663,8 +663,12 @@ func (ev *evaluation) finish(o, old *object) {
 	}
 }
 
-// tables lists each CRD that has objects as `kubectl get -A` does, in its preferred version.
+// tables lists each CRD that has objects as `kubectl get -A` does, in its preferred version, unless the input
+// skips them.
 func (ev *evaluation) tables(objs []*object) {
+	if ev.in.SkipTables {
+		return
+	}
 	ev.res.Tables = []Table{}
 	seen := map[*installed]bool{}
 	for _, o := range objs {

@@ -248,3 +248,61 @@ func TestObjectSentAsJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestSkipTables checks that Input.SkipTables leaves out the tables and the requests that make them, and
+// nothing else: the rest of the result is the same as with them.
+func TestSkipTables(t *testing.T) {
+	crdData, err := os.ReadFile("../testdata/examples/crontab/crd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	objData, err := os.ReadFile("../testdata/examples/crontab/01-create.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd := string(crdData)
+	tableRequests := func(res *Result) (n int) {
+		for _, x := range res.Exchanges {
+			if strings.Contains(x.Accept, "as=Table") {
+				n++
+			}
+		}
+		return n
+	}
+	timings := regexp.MustCompile(`"timings":\{[^}]*\}`)
+	norm := func(res *Result) string {
+		res.Exchanges = nil
+		b, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return timings.ReplaceAllString(volatile.ReplaceAllString(string(b), "<volatile>"), "")
+	}
+	for _, c := range []struct {
+		name, objects string
+		tables        int
+	}{
+		{"object", string(objData), 1},
+		{"no object", "", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			// Two sessions, each with the CRD installed and then the objects: the same resourceVersions.
+			with := evaluate(t, NewSession(Options{}), Input{CRDs: &crd, Objects: c.objects, Trace: true})
+			without := evaluate(t, NewSession(Options{}), Input{CRDs: &crd, Objects: c.objects, Trace: true, SkipTables: true})
+			if n := tableRequests(with); n != c.tables || len(with.Tables) != c.tables || with.Tables == nil {
+				t.Errorf("with tables: %d Table requests, tables %+v; want %d", n, with.Tables, c.tables)
+			}
+			if n := tableRequests(without); n != 0 || without.Tables != nil {
+				t.Errorf("SkipTables: %d Table requests, tables %+v; want none", n, without.Tables)
+			}
+			b, _ := json.Marshal(without)
+			if strings.Contains(string(b), `"tables"`) {
+				t.Errorf("SkipTables: the JSON has tables: %s", b)
+			}
+			with.Tables = nil
+			if a, b := norm(with), norm(without); a != b {
+				t.Errorf("SkipTables changed more than the tables:\n%s\n%s", a, b)
+			}
+		})
+	}
+}

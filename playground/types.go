@@ -62,6 +62,10 @@ type Input struct {
 	KnownCRDRevision string `json:"knownCRDRevision,omitempty"`
 	// Trace asks for every HTTP exchange of the evaluation in Result.Exchanges.
 	Trace bool `json:"trace,omitempty"`
+	// SkipTables leaves out Result.Tables and the requests that make them (each CRD's objects listed as a
+	// Table): the page shows them in a pane of their own and asks for them only while it is shown, as it
+	// asks for Trace only while its HTTP log is.
+	SkipTables bool `json:"skipTables,omitempty"`
 	// DeferAnalysis leaves the playground's own analysis of newly installed CRDs for a later evaluation:
 	// the cost reports (VersionInfo.CEL), version reports (CRDResult.Compat), explain trees
 	// (VersionInfo.Schema) and objects' runtime costs (ObjectResult.CEL), which take a while for a big CRD and
@@ -89,8 +93,9 @@ type Result struct {
 	OldObjects []ObjectResult `json:"oldObjects"`
 	// Objects has one entry per document of the object text.
 	Objects []ObjectResult `json:"objects"`
-	// Tables is `kubectl get` of each CRD that has objects, in its preferred version, across namespaces.
-	Tables []Table `json:"tables"`
+	// Tables is `kubectl get` of each CRD that has objects, in its preferred version, across namespaces. Nil
+	// (absent in JSON) when Input.SkipTables.
+	Tables []Table `json:"tables,omitzero"`
 	// Diagnostics are all errors, warnings and notes, placed in the editors' texts.
 	Diagnostics []Diagnostic `json:"diagnostics"`
 	// Limits are the CEL cost limits the costs are measured against.

@@ -40,10 +40,12 @@ export interface Texts {
 /** Evaluates the texts with crdplay.evaluate (call is the client's call('evaluate', ...)); trace asks for the
  * evaluation's HTTP exchanges (the log's), which only the HTTP log shows. deferAnalysis asks for the results
  * without the analysis of newly installed CRDs (rules' costs, compat, explain trees, objects' CEL costs): the
- * result then says analysisPending, and the next evaluation without it has all of it. */
-export async function evaluate(call: (input: string) => Promise<string>, texts: Texts, mode: CrdplayMode, session: Session, { trace = true, deferAnalysis = false } = {}): Promise<CrdplayEvaluateResult> {
+ * result then says analysisPending, and the next evaluation without it has all of it. tables false leaves out
+ * the kubectl get tables (and the requests that make them), which only the Table pane shows. */
+export async function evaluate(call: (input: string) => Promise<string>, texts: Texts, mode: CrdplayMode, session: Session, { trace = true, deferAnalysis = false, tables = true } = {}): Promise<CrdplayEvaluateResult> {
   const input: CrdplayEvaluateInput = { objects: texts.objects, oldObjects: texts.old, mode };
   if (trace) input.trace = true;
+  if (!tables) input.skipTables = true;
   if (deferAnalysis) input.deferAnalysis = true;
   if (session.crdText !== texts.crd) input.crds = texts.crd;
   if (mode === 'upgrade' && session.oldCrdText !== texts.oldCrd) input.oldCrds = texts.oldCrd ?? '';

@@ -115,6 +115,8 @@ function setTab(tab: string): void {
   // The engine traces an evaluation's requests only while the log is shown: opening it evaluates again,
   // traced, unless the last evaluation was.
   if (app.tab === 'http' && app.evaluation && !app.evaluation.exchanges) void run();
+  // The same for the tables: an evaluation lists the objects as tables only while their pane is shown.
+  if (app.tab === 'table' && app.evaluation && !app.evaluation.tables) void run();
 }
 
 // Panes are rendered when shown: an evaluation renders the visible one and marks the others stale (the HTTP
@@ -520,7 +522,7 @@ async function run(): Promise<void> {
         // The requests are traced only for the log, when it is shown (setTab evaluates again when it opens);
         // the analysis' evaluation repeats the requests the log has just shown.
         res = await evaluate((input) => client.call('evaluate', input), texts, app.mode, app.session,
-          { trace: app.tab === 'http' && !analysis, deferAnalysis: installs && app.mode !== 'upgrade' });
+          { trace: app.tab === 'http' && !analysis, deferAnalysis: installs && app.mode !== 'upgrade', tables: app.tab === 'table' });
       } catch (e) {
         if (client === app.client) throw e;
         dirty = true; // the page switched engines meanwhile: this one's answer, or its end, is not the page's

@@ -269,7 +269,8 @@ export function renderTable(pane: HTMLElement, res: CrdplayEvaluateResult, wide:
   const toggle = h('label', { class: 'toggle' }, h('input', { type: 'checkbox', id: 'table-wide', checked: wide }), ' wide (-o wide)');
   toggle.querySelector('input')!.addEventListener('change', (e) => onWide((e.target as HTMLInputElement).checked));
   const out: Node[] = [toggle];
-  for (const t of res.tables) {
+  // Absent from an evaluation made while the pane was hidden: showing it evaluates again (main.ts).
+  for (const t of res.tables ?? []) {
     if (t.status !== 200) continue;
     const cols = t.columns.map((c, i) => ({ ...c, i })).filter((c) => wide || !c.priority);
     out.push(h('h3', {}, `kubectl get ${t.crd} (${t.version})${wide ? ' -o wide' : ''}`));

@@ -203,6 +203,8 @@ export interface CrdplayEvaluateInput {
   knownCRDRevision?: string;
   /** Return every HTTP exchange in exchanges. */
   trace?: boolean;
+  /** Leave out tables (and the requests that make them). */
+  skipTables?: boolean;
   /** Leave the playground's analysis of newly installed CRDs (cost reports, compat, explain trees, objects'
    * runtime costs) for the next evaluation without it; the result says analysisPending. */
   deferAnalysis?: boolean;
@@ -628,7 +630,8 @@ export interface CrdplayEvaluateResult {
   crds: CrdplayCRDResult[];
   oldObjects: CrdplayObjectResult[];
   objects: CrdplayObjectResult[];
-  tables: CrdplayTable[];
+  /** Absent when the input had skipTables. */
+  tables?: CrdplayTable[];
   diagnostics: CrdplayDiagnostic[];
   celLimits: CrdplayCELLimits;
   /** The Kubernetes minor versions the CRDs' compat reports consider. */

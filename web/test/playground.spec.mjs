@@ -588,8 +588,19 @@ test('the gallery: every example of the docs and the corpus is in the menu; one 
   });
   assert.equal(ev.cached, true);
   assert.ok(!ev.methods.some((m) => m.startsWith('POST /apis/apiextensions.k8s.io')), ev.methods.join('\n'));
+  // The objects are listed as tables only while the Table pane is shown: opening it evaluates again.
+  assert.equal(ev.tables, undefined);
+  const n2 = await runs();
+  await page.click('#tab-table');
+  await evaluated(n2);
+  ev.tables = await page.evaluate(() => window.crdplayPlayground.evaluation.tables);
+  assert.match(await page.textContent('#pane-table'), /-2/);
   const names = ev.tables.flatMap((t) => t.rows.map((r) => r.name));
   assert.ok(names.length > 0 && names.every((name) => name.endsWith('-2')), JSON.stringify(names));
+  // The log again, as the tests after this one had it (it evaluates again, traced).
+  const n4 = await runs();
+  await page.click('#tab-http');
+  await evaluated(n4);
   await shot('gallery');
   // Back to the default example for the tests after this one.
   const n3 = await runs();
