@@ -246,19 +246,25 @@ func transform(ctx context.Context, req *http.Request, mt negotiation.MediaTypeO
 
 // encode renders v as JSON or YAML.
 func encode(v interface{}, asYAML bool) ([]byte, error) {
-	var buf bytes.Buffer
 	u, ok := v.(*unstructured.Unstructured)
-	// For an object, what the Encoder writes (Unstructured's MarshalJSON, compacted, then a newline) without the
-	// compaction's second pass over bytes that are already compact and escaped alike. A failure is left to the
-	// Encoder, whose error says more.
-	if !ok || u.Object == nil || unstructured.UnstructuredJSONScheme.Encode(u, &buf) != nil {
-		buf.Reset()
-		if err := json.NewEncoder(&buf).Encode(v); err != nil {
-			return nil, err
+	if ok && u.Object != nil {
+		// What the Encoder writes for an object: its MarshalJSON (the unstructured JSON scheme's encoding of its
+		// content), compacted, which changes nothing, then a newline.
+		if b, ok := appendJSON(make([]byte, 0, 1024), u.Object, 1); ok {
+			return encoded(append(b, '\n'), asYAML)
 		}
 	}
-	if !asYAML {
-		return buf.Bytes(), nil
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(v); err != nil {
+		return nil, err
 	}
-	return yaml.JSONToYAML(buf.Bytes())
+	return encoded(buf.Bytes(), asYAML)
+}
+
+// encoded is encode's answer from JSON.
+func encoded(b []byte, asYAML bool) ([]byte, error) {
+	if !asYAML {
+		return b, nil
+	}
+	return yaml.JSONToYAML(b)
 }

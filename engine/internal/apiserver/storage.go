@@ -135,6 +135,13 @@ func (r *crRequest) encodeForStorage(obj *unstructured.Unstructured) ([]byte, er
 func (r *crRequest) encodeOwnedForStorage(obj *unstructured.Unstructured) ([]byte, error) {
 	obj.SetResourceVersion("")
 	obj.SetSelfLink("")
+	if r.vi.name == r.ci.storageVersion && obj.GroupVersionKind() == r.vi.kind {
+		// In the storage version the codec writes the object without conversion, with the unstructured JSON
+		// scheme's Encoder: appendJSON writes the same bytes.
+		if b, ok := appendJSON(make([]byte, 0, 1024), obj.Object, 1); ok {
+			return append(b, '\n'), nil
+		}
+	}
 	return runtime.Encode(r.vi.requestCodec, obj)
 }
 

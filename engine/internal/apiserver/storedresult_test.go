@@ -11,6 +11,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/yaml"
 
@@ -119,6 +120,9 @@ func TestStoredResultCopy(t *testing.T) {
 			data, err := r.encodeOwnedForStorage(written)
 			if err != nil {
 				continue // not JSON (the codec's encode fails first)
+			}
+			if codecData, err := runtime.Encode(r.vi.requestCodec, written); err != nil || !bytes.Equal(data, codecData) {
+				t.Errorf("%s, %s: stored %s\nthe codec's %s, %v", o.name, v.Name, data, codecData, err)
 			}
 			if c, ok := jsonCopy(written.Object, 1); ok && v.Name == ci.storageVersion {
 				if _, ok := r.decodeParsed(c.(map[string]interface{})); ok {
