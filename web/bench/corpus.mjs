@@ -59,7 +59,8 @@ try {
       await app.run();
       const wall = performance.now() - t0;
       const t = app.evaluation.timings;
-      return { wall, engine: t.total, crds: t.crds, crdEngine: t.crdEngine, pending: !!app.evaluation.analysisPending, statuses: app.evaluation.objects.map((o) => o.status) };
+      const p = app.timings;
+      return { wall, engine: t.total, crds: t.crds, crdEngine: t.crdEngine, objects: t.objects, objectEngine: t.objectEngine, call: p.call, shown: p.shown, pending: !!app.evaluation.analysisPending, statuses: app.evaluation.objects.map((o) => o.status) };
     }, { crd: c.crd, object: c.object, tag: `bench ${n++}` });
     if (i < 0) continue;
     (results[c.name] ??= []).push(r);
