@@ -145,3 +145,39 @@ func (p *phases) report(b *testing.B) {
 		b.ReportMetric(p.sum[n]/float64(b.N), n+"-ms/op")
 	}
 }
+
+// BenchmarkDeferredAnalysis measures what the page asks for after a CRD edit's first results (Input.DeferAnalysis):
+// the evaluation that does the analysis the install left (cost reports, version analysis, explain trees,
+// runtime cost model) and runs the object again. The deferred install before it is not timed.
+func BenchmarkDeferredAnalysis(b *testing.B) {
+	dir := "../testdata/corpus/argo-workflows/Workflow"
+	crd := readBenchFile(b, filepath.Join(dir, "crd.yaml"))
+	object := readBenchFile(b, filepath.Join(dir, "01-create.yaml"))
+	s := NewSession(Options{})
+	ctx := context.Background()
+	var ph phases
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		text := crd + "\n# edit " + strconv.Itoa(i) + "\n"
+		first, err := s.Evaluate(ctx, Input{CRDs: &text, Objects: object, DeferAnalysis: true})
+		if err != nil || !first.AnalysisPending {
+			b.Fatalf("first evaluation: %v, pending %v", err, first != nil && first.AnalysisPending)
+		}
+		b.StartTimer()
+		res, err := s.Evaluate(ctx, Input{Objects: object})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.AnalysisPending || !res.Objects[0].Accepted || res.Objects[0].CEL == nil {
+			b.Fatalf("pending=%v accepted=%v cel=%v", res.AnalysisPending, res.Objects[0].Accepted, res.Objects[0].CEL)
+		}
+		if _, err := json.Marshal(res); err != nil {
+			b.Fatal(err)
+		}
+		ph.add("analysis", res.Timings.Analysis)
+		ph.add("objects", res.Timings.Objects)
+	}
+	ph.report(b)
+}
