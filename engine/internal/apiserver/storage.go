@@ -178,13 +178,47 @@ func (r *crRequest) decodeParsed(content map[string]interface{}) (*unstructured.
 	if _, err := dec.coercer.apply(obj); err != nil {
 		return nil, false
 	}
+	nodes := jsonNodes(obj.Object)
 	def.Default(obj)
 	into := &unstructured.Unstructured{}
 	into.SetGroupVersionKind(r.vi.kind)
+	if jsonNodes(obj.Object) == nodes {
+		// The defaults changed nothing (they only add keys, or values where there were nulls, and either adds
+		// to jsonNodes), so the object is the decoder's coercion of itself, which the conversion's coercion
+		// (the same steps, with the same schema, neither dropping nor repairing) leaves as it is: the
+		// metadata is already ObjectMeta's encoding, and pruning, null removal and the embedded resources'
+		// metadata already done. The conversion itself (within a version, only its apiVersion) remains.
+		if err := conv.delegate.Convert(obj, into, r.vi.kind.GroupVersion()); err != nil {
+			return nil, false
+		}
+		return into, true
+	}
 	if err := conv.Convert(obj, into, r.vi.kind.GroupVersion()); err != nil {
 		return nil, false
 	}
 	return into, true
+}
+
+// jsonNodes counts the object keys and the values other than null in v: whatever the structural defaulter does
+// (add a key; put a default where a null was) makes it larger.
+func jsonNodes(v interface{}) int {
+	switch v := v.(type) {
+	case nil:
+		return 0
+	case map[string]interface{}:
+		n := 1 + len(v)
+		for _, e := range v {
+			n += jsonNodes(e)
+		}
+		return n
+	case []interface{}:
+		n := 1
+		for _, e := range v {
+			n += jsonNodes(e)
+		}
+		return n
+	}
+	return 1
 }
 
 // jsonMaxDepth bounds the nesting jsonCopy copies, below the JSON decoder's limit (10000 levels), past which

@@ -34,7 +34,9 @@ const storedResultCRD = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomR
   "port":{"x-kubernetes-int-or-string":true},
   "items":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["k"],"items":{"type":"object","required":["k"],"properties":{"k":{"type":"string"},"v":{"type":"string","default":"d"}}}},
   "free":{"type":"object","x-kubernetes-preserve-unknown-fields":true},
-  "embedded":{"type":"object","x-kubernetes-embedded-resource":true,"x-kubernetes-preserve-unknown-fields":true}}},
+  "embedded":{"type":"object","x-kubernetes-embedded-resource":true,"x-kubernetes-preserve-unknown-fields":true},
+  "defaultEmbedded":{"type":"object","x-kubernetes-embedded-resource":true,"x-kubernetes-preserve-unknown-fields":true,
+   "default":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"d","labels":{},"creationTimestamp":"2026-01-02T03:04:05.123Z"}}}}},
  "status":{"type":"object","default":{"phase":"New"},"properties":{"phase":{"type":"string"}}}}}}},
  {"name":"v2","served":true,"storage":false,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]},
 "status":{"acceptedNames":{"plural":"things","singular":"thing","kind":"Thing","listKind":"ThingList"},"storedVersions":["v1"]}}`
@@ -114,42 +116,55 @@ func TestStoredResultCopy(t *testing.T) {
 				continue
 			}
 			r := &crRequest{ci: ci, vi: vi}
-			written := &unstructured.Unstructured{Object: runtimeDeepCopy(o.obj)}
-			written.SetAPIVersion(vi.kind.GroupVersion().String())
-			written.SetNamespace("default")
-			data, err := r.encodeOwnedForStorage(written)
-			if err != nil {
-				continue // not JSON (the codec's encode fails first)
-			}
-			if codecData, err := runtime.Encode(r.vi.requestCodec, written); err != nil || !bytes.Equal(data, codecData) {
-				t.Errorf("%s, %s: stored %s\nthe codec's %s, %v", o.name, v.Name, data, codecData, err)
-			}
-			if c, ok := jsonCopy(written.Object, 1); ok && v.Name == ci.storageVersion {
-				if _, ok := r.decodeParsed(c.(map[string]interface{})); ok {
-					copied++
+			for _, decoded := range []bool{false, true} {
+				written := &unstructured.Unstructured{Object: runtimeDeepCopy(o.obj)}
+				written.SetAPIVersion(vi.kind.GroupVersion().String())
+				written.SetNamespace("default")
+				if decoded {
+					// As a create writes it: decoded from its body (coerced, defaulted in its version).
+					body, _ := json.Marshal(written.Object)
+					into := &unstructured.Unstructured{}
+					into.SetGroupVersionKind(vi.kind)
+					out, _, err := ci.requestDecoder(false, false, vi.kind.GroupVersion()).Decode(body, nil, into)
+					if err != nil {
+						continue
+					}
+					written = out.(*unstructured.Unstructured)
 				}
-			}
-			got, gotErr := r.storedResult(data, 42, written)
-			want, wantErr := r.decodeStored(storage.Object{Value: data, Revision: 42})
-			if (gotErr != nil) != (wantErr != nil) || (gotErr != nil && gotErr.Error() != wantErr.Error()) {
-				t.Errorf("%s, %s: error %v, want %v", o.name, v.Name, gotErr, wantErr)
-				continue
-			}
-			if gotErr != nil {
-				continue
-			}
-			if !reflect.DeepEqual(got, want) {
-				g, _ := json.Marshal(got)
-				w, _ := json.Marshal(want)
-				t.Errorf("%s, %s:\n got %s\nwant %s", o.name, v.Name, g, w)
-			}
-			// The answer's encoding is the Encoder's.
-			var buf bytes.Buffer
-			if err := json.NewEncoder(&buf).Encode(want); err != nil {
-				t.Fatal(err)
-			}
-			if body, err := encode(got, false); err != nil || !bytes.Equal(body, buf.Bytes()) {
-				t.Errorf("%s, %s: encode: %s, %v\nwant %s", o.name, v.Name, body, err, buf.Bytes())
+				data, err := r.encodeOwnedForStorage(written)
+				if err != nil {
+					continue // not JSON (the codec's encode fails first)
+				}
+				if codecData, err := runtime.Encode(r.vi.requestCodec, written); err != nil || !bytes.Equal(data, codecData) {
+					t.Errorf("%s, %s: stored %s\nthe codec's %s, %v", o.name, v.Name, data, codecData, err)
+				}
+				if c, ok := jsonCopy(written.Object, 1); ok && v.Name == ci.storageVersion {
+					if _, ok := r.decodeParsed(c.(map[string]interface{})); ok {
+						copied++
+					}
+				}
+				got, gotErr := r.storedResult(data, 42, written)
+				want, wantErr := r.decodeStored(storage.Object{Value: data, Revision: 42})
+				if (gotErr != nil) != (wantErr != nil) || (gotErr != nil && gotErr.Error() != wantErr.Error()) {
+					t.Errorf("%s, %s: error %v, want %v", o.name, v.Name, gotErr, wantErr)
+					continue
+				}
+				if gotErr != nil {
+					continue
+				}
+				if !reflect.DeepEqual(got, want) {
+					g, _ := json.Marshal(got)
+					w, _ := json.Marshal(want)
+					t.Errorf("%s, %s:\n got %s\nwant %s", o.name, v.Name, g, w)
+				}
+				// The answer's encoding is the Encoder's.
+				var buf bytes.Buffer
+				if err := json.NewEncoder(&buf).Encode(want); err != nil {
+					t.Fatal(err)
+				}
+				if body, err := encode(got, false); err != nil || !bytes.Equal(body, buf.Bytes()) {
+					t.Errorf("%s, %s: encode: %s, %v\nwant %s", o.name, v.Name, body, err, buf.Bytes())
+				}
 			}
 		}
 	}
@@ -227,18 +242,29 @@ func FuzzStoredResultCopy(f *testing.F) {
 		if _, ok := m["metadata"].(map[string]interface{}); !ok {
 			return // every object written has metadata (its name)
 		}
-		stored, err := r.encodeOwnedForStorage(written)
-		if err != nil {
-			return
+		check := func(written *unstructured.Unstructured) {
+			stored, err := r.encodeOwnedForStorage(written)
+			if err != nil {
+				return
+			}
+			got, gotErr := r.storedResult(stored, 42, written)
+			want, wantErr := r.decodeStored(storage.Object{Value: stored, Revision: 42})
+			if (gotErr != nil) != (wantErr != nil) || (gotErr != nil && gotErr.Error() != wantErr.Error()) {
+				t.Fatalf("error %v, want %v", gotErr, wantErr)
+			}
+			if gotErr == nil && !reflect.DeepEqual(got, want) {
+				t.Fatalf("got %v\nwant %v", got, want)
+			}
 		}
-		got, gotErr := r.storedResult(stored, 42, written)
-		want, wantErr := r.decodeStored(storage.Object{Value: stored, Revision: 42})
-		if (gotErr != nil) != (wantErr != nil) || (gotErr != nil && gotErr.Error() != wantErr.Error()) {
-			t.Fatalf("error %v, want %v", gotErr, wantErr)
+		// As a create writes it (decoded from its body: coerced and defaulted), and as it is.
+		if body, err := json.Marshal(written.Object); err == nil {
+			into := &unstructured.Unstructured{}
+			into.SetGroupVersionKind(r.vi.kind)
+			if out, _, err := ci.requestDecoder(false, false, r.vi.kind.GroupVersion()).Decode(body, nil, into); err == nil {
+				check(out.(*unstructured.Unstructured))
+			}
 		}
-		if gotErr == nil && !reflect.DeepEqual(got, want) {
-			t.Fatalf("got %v\nwant %v", got, want)
-		}
+		check(written)
 	})
 }
 
