@@ -39,9 +39,12 @@ var openAPIV3Types = []string{"string", "number", "integer", "boolean", "array",
 // a CRD without a schema rather than risk a document clients cannot read. It visits the same places as
 // apiextensions validation's SchemaHas (which we cannot import: its package pulls gRPC into the build).
 func hasInvalidType(s *apiextensions.JSONSchemaProps) bool {
-	if s == nil {
-		return false
-	}
+	return s != nil && invalidType(*s)
+}
+
+// invalidType is hasInvalidType on a schema passed by value: taking the address of each map entry's copy put
+// every copy on the heap.
+func invalidType(s apiextensions.JSONSchemaProps) bool {
 	if s.Type != "" && !slices.Contains(openAPIV3Types, s.Type) {
 		return true
 	}
@@ -49,15 +52,15 @@ func hasInvalidType(s *apiextensions.JSONSchemaProps) bool {
 		if hasInvalidType(s.Items.Schema) {
 			return true
 		}
-		for i := range s.Items.JSONSchemas {
-			if hasInvalidType(&s.Items.JSONSchemas[i]) {
+		for _, sub := range s.Items.JSONSchemas {
+			if invalidType(sub) {
 				return true
 			}
 		}
 	}
 	for _, list := range [][]apiextensions.JSONSchemaProps{s.AllOf, s.AnyOf, s.OneOf} {
-		for i := range list {
-			if hasInvalidType(&list[i]) {
+		for _, sub := range list {
+			if invalidType(sub) {
 				return true
 			}
 		}
@@ -67,7 +70,7 @@ func hasInvalidType(s *apiextensions.JSONSchemaProps) bool {
 	}
 	for _, m := range []map[string]apiextensions.JSONSchemaProps{s.Properties, s.PatternProperties, s.Definitions} {
 		for _, sub := range m {
-			if hasInvalidType(&sub) {
+			if invalidType(sub) {
 				return true
 			}
 		}
@@ -136,12 +139,20 @@ func addTypeMeta(s *spec.Schema) {
 // addEmbeddedProperties gives every x-kubernetes-embedded-resource object the apiVersion, kind and metadata
 // properties (and requires apiVersion and kind), following properties, items and additionalProperties.
 func addEmbeddedProperties(s *spec.Schema, opts Options) {
-	if s == nil {
-		return
+	if s != nil {
+		*s, _ = embeddedProperties(*s, opts)
 	}
+}
+
+// embeddedProperties is addEmbeddedProperties on a copy of s, which it returns with whether s's own fields
+// changed; what lies below them (property maps, item and additionalProperties schemas) is changed in place, so a
+// copy whose own fields did not change need not be written back. Schemas go by value, not by address: the
+// address of each property's copy put every copy on the heap.
+func embeddedProperties(s spec.Schema, opts Options) (spec.Schema, bool) {
 	for k, v := range s.Properties {
-		addEmbeddedProperties(&v, opts)
-		s.Properties[k] = v
+		if v, changed := embeddedProperties(v, opts); changed {
+			s.Properties[k] = v
+		}
 	}
 	if s.Items != nil {
 		addEmbeddedProperties(s.Items.Schema, opts)
@@ -151,15 +162,19 @@ func addEmbeddedProperties(s *spec.Schema, opts Options) {
 	}
 	// In v2 these properties would make kubectl reject the unknown fields the schema means to keep.
 	if preserve, ok := s.Extensions.GetBool("x-kubernetes-preserve-unknown-fields"); ok && preserve && opts.V2 {
-		return
+		return s, false
 	}
 	if embedded, ok := s.Extensions.GetBool("x-kubernetes-embedded-resource"); !ok || !embedded {
-		return
+		return s, false
 	}
 	apiVersion, kind := typeMeta()["apiVersion"], typeMeta()["kind"]
-	s.SetProperty("apiVersion", *apiVersion.WithDescription(embeddedAPIVersionDescription))
-	s.SetProperty("kind", *kind.WithDescription(embeddedKindDescription))
-	s.SetProperty("metadata", refSchema(objectMetaType, objectMetaDescription, opts.V2))
+	// spec.Schema.SetProperty, without taking s's address.
+	if s.Properties == nil {
+		s.Properties = map[string]spec.Schema{}
+	}
+	s.Properties["apiVersion"] = *apiVersion.WithDescription(embeddedAPIVersionDescription)
+	s.Properties["kind"] = *kind.WithDescription(embeddedKindDescription)
+	s.Properties["metadata"] = refSchema(objectMetaType, objectMetaDescription, opts.V2)
 	required := slices.Clone(s.Required)
 	if !slices.Contains(required, "kind") {
 		s.Required = append(s.Required, "kind")
@@ -167,6 +182,7 @@ func addEmbeddedProperties(s *spec.Schema, opts Options) {
 	if !slices.Contains(required, "apiVersion") {
 		s.Required = append(s.Required, "apiVersion")
 	}
+	return s, true
 }
 
 // buildListSchema is the definition of the list kind.
