@@ -42,6 +42,8 @@ type crdState struct {
 	pending []*pendingAnalysis
 	// deferring is set while an install with Input.DeferAnalysis runs.
 	deferring bool
+	// sentJSON are the documents POSTed as JSON (crdJSON): the API read the same schemas as their text has.
+	sentJSON map[*yamlpos.Doc]bool
 }
 
 // pendingAnalysis is one CRD document's analysis, left for later.
@@ -185,6 +187,11 @@ func (ev *evaluation) installOne(d *yamlpos.Doc) CRDResult {
 	ct, body := "application/json", crdJSON(d)
 	if body == nil {
 		ct, body = "application/yaml", []byte(d.Source)
+	} else if st.deferring {
+		if st.sentJSON == nil {
+			st.sentJSON = map[*yamlpos.Doc]bool{}
+		}
+		st.sentJSON[d] = true
 	}
 	r := ev.do(http.MethodPost, crdsPath, ct, "application/json", body)
 	res.Status = r.status
@@ -257,13 +264,16 @@ func (ev *evaluation) readBack(d *yamlpos.Doc, name string, res *CRDResult) *ins
 	st := ev.st
 	g := ev.do(http.MethodGet, crdsPath+"/"+name, "", "application/json", nil)
 	var live apiextensionsv1.CustomResourceDefinition
-	// lite is set when the analysis waits: live is then decoded without its schemas, of which lite has the
-	// rules' places, and the whole answer is decoded when it is analysed.
-	var lite map[string]*celcost.RuleSchema
+	// lite is set when the analysis waits and the text has the API's schemas (it went as JSON): live is then
+	// decoded without its schemas, lite has their rules' places from the text, and the whole answer is
+	// decoded when it is analysed.
+	var lite map[string][]string
 	ok := g.status == http.StatusOK
-	if ok && st.deferring && !ev.skipAnalysis {
-		lite, ok = decodeLite(g.body, &live)
-	} else if ok {
+	if ok && st.deferring && !ev.skipAnalysis && st.sentJSON[d] {
+		lite, ok = decodeLite(g.body, &live, d)
+	}
+	if ok && lite == nil {
+		live = apiextensionsv1.CustomResourceDefinition{}
 		ok = json.Unmarshal(g.body, &live) == nil
 	}
 	if !ok {
@@ -330,8 +340,8 @@ func (ev *evaluation) readBack(d *yamlpos.Doc, name string, res *CRDResult) *ins
 		ruleFields: map[string][]string{},
 	}
 	for _, v := range live.Spec.Versions {
-		if s, ok := lite[v.Name]; ok {
-			c.ruleFields[v.Name] = celcost.RuleSelvesOf(s)
+		if rules, ok := lite[v.Name]; ok {
+			c.ruleFields[v.Name] = rules
 		} else if v.Schema != nil && !ev.skipAnalysis {
 			c.ruleFields[v.Name] = celcost.RuleSelves(v.Schema.OpenAPIV3Schema)
 		}
@@ -365,7 +375,7 @@ func (ev *evaluation) readBack(d *yamlpos.Doc, name string, res *CRDResult) *ins
 }
 
 // liteCRD is what readBack reads of a CRD while its analysis waits: all it reads but the versions' schemas,
-// of which only the rules' places (celcost.RuleSchema). A big CRD's schemas are most of its JSON.
+// which are most of a big CRD's JSON.
 type liteCRD struct {
 	metav1.TypeMeta `json:",inline"`
 	Metadata        struct {
@@ -383,17 +393,16 @@ type liteCRD struct {
 			DeprecationWarning       *string                                          `json:"deprecationWarning"`
 			Subresources             *apiextensionsv1.CustomResourceSubresources      `json:"subresources"`
 			AdditionalPrinterColumns []apiextensionsv1.CustomResourceColumnDefinition `json:"additionalPrinterColumns"`
-			Schema                   *struct {
-				OpenAPIV3Schema *celcost.RuleSchema `json:"openAPIV3Schema"`
-			} `json:"schema"`
+			Schema                   *struct{}                                        `json:"schema"`
 		} `json:"versions"`
 	} `json:"spec"`
 	Status apiextensionsv1.CustomResourceDefinitionStatus `json:"status"`
 }
 
-// decodeLite decodes body as a liteCRD into crd, which gets no schemas, and returns the versions' schemas as
-// read (a version without a schema has none), never nil when ok.
-func decodeLite(body []byte, crd *apiextensionsv1.CustomResourceDefinition) (map[string]*celcost.RuleSchema, bool) {
+// decodeLite decodes body as a liteCRD into crd, which gets no schemas, and returns the places of each
+// version's rules (celcost.RuleSelvesYAML) read from the schemas in d, the text the API read them from.
+// It returns nil when a version with a schema in body has none of that name in d.
+func decodeLite(body []byte, crd *apiextensionsv1.CustomResourceDefinition, d *yamlpos.Doc) (map[string][]string, bool) {
 	var l liteCRD
 	if json.Unmarshal(body, &l) != nil {
 		return nil, false
@@ -402,17 +411,24 @@ func decodeLite(body []byte, crd *apiextensionsv1.CustomResourceDefinition) (map
 	crd.Name = l.Metadata.Name
 	crd.Spec.Group, crd.Spec.Scope, crd.Spec.Conversion = l.Spec.Group, l.Spec.Scope, l.Spec.Conversion
 	crd.Status = l.Status
-	schemas := map[string]*celcost.RuleSchema{}
-	for _, v := range l.Spec.Versions {
+	rules := map[string][]string{}
+	for i, v := range l.Spec.Versions {
 		crd.Spec.Versions = append(crd.Spec.Versions, apiextensionsv1.CustomResourceDefinitionVersion{
 			Name: v.Name, Served: v.Served, Storage: v.Storage, Deprecated: v.Deprecated, DeprecationWarning: v.DeprecationWarning,
 			Subresources: v.Subresources, AdditionalPrinterColumns: v.AdditionalPrinterColumns,
 		})
-		if v.Schema != nil && v.Schema.OpenAPIV3Schema != nil {
-			schemas[v.Name] = v.Schema.OpenAPIV3Schema
+		if v.Schema == nil {
+			continue
 		}
+		at := []yamlpos.Seg{yamlpos.K("spec"), yamlpos.K("versions"), yamlpos.I(i)}
+		schema := d.Sub(yamlpos.Append(at, yamlpos.K("schema"), yamlpos.K("openAPIV3Schema")))
+		name := d.Sub(yamlpos.Append(at, yamlpos.K("name")))
+		if schema == nil || name == nil || name.Root.Value != v.Name {
+			return nil, true
+		}
+		rules[v.Name] = celcost.RuleSelvesYAML(schema.Root)
 	}
-	return schemas, true
+	return rules, true
 }
 
 // setRuntime keeps the served versions' schemas as the analysis prepared them, for runtimeFor.

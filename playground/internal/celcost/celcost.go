@@ -30,6 +30,8 @@ import (
 	"k8s.io/apiserver/pkg/cel/common"
 	"k8s.io/apiserver/pkg/cel/environment"
 
+	yaml "go.yaml.in/yaml/v3"
+
 	"crdplay/playground/internal/yamlpos"
 )
 
@@ -346,53 +348,53 @@ func RuleSelves(s *apiextensionsv1.JSONSchemaProps) []string {
 	return out
 }
 
-// RuleSchema is what RuleSelvesOf reads of a JSON schema: decoding a big CRD's schema into it skips the rest
-// (descriptions, types, defaults), which the first results of an install do not need.
-type RuleSchema struct {
-	Properties           map[string]*RuleSchema `json:"properties"`
-	Items                ruleSub                `json:"items"`
-	AdditionalProperties ruleSub                `json:"additionalProperties"`
-	XValidations         []struct{}             `json:"x-kubernetes-validations"`
-}
-
-// ruleSub is items or additionalProperties: a schema (an object), or what RuleSelves does not follow either (a
-// list of schemas, a boolean).
-type ruleSub struct{ *RuleSchema }
-
-// UnmarshalJSON reads an object as a schema and leaves anything else out, as JSONSchemaPropsOrArray and
-// JSONSchemaPropsOrBool leave their Schema nil.
-func (r *ruleSub) UnmarshalJSON(b []byte) error {
-	if len(b) == 0 || b[0] != '{' {
-		return nil
-	}
-	r.RuleSchema = &RuleSchema{}
-	return json.Unmarshal(b, r.RuleSchema)
-}
-
-// RuleSelvesOf is RuleSelves of a schema decoded as a RuleSchema.
-func RuleSelvesOf(s *RuleSchema) []string {
+// RuleSelvesYAML is RuleSelves of a schema as a CRD's YAML text writes it: n is the openAPIV3Schema mapping
+// of a document in which every key reads as the string it spells and there are no duplicate keys, anchors or
+// aliases (so that the API reads the same schema from it). It reads the text's parse tree, which a big CRD
+// already has, instead of decoding the API's schema.
+func RuleSelvesYAML(n *yaml.Node) []string {
 	var out []string
-	ruleSelvesOf(s, "", 0, &out)
+	ruleSelvesYAML(n, "", 0, &out)
 	return out
 }
 
-func ruleSelvesOf(s *RuleSchema, self string, depth int, out *[]string) {
-	if s == nil || depth > maxDepth {
+func ruleSelvesYAML(n *yaml.Node, self string, depth int, out *[]string) {
+	if n == nil || n.Kind != yaml.MappingNode || depth > maxDepth {
 		return
 	}
-	for range s.XValidations {
-		*out = append(*out, self)
+	var rules, props, items, additional *yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		switch n.Content[i].Value {
+		case "x-kubernetes-validations":
+			rules = n.Content[i+1]
+		case "properties":
+			props = n.Content[i+1]
+		case "items":
+			items = n.Content[i+1]
+		case "additionalProperties":
+			additional = n.Content[i+1]
+		}
 	}
-	ruleSelvesOf(s.AdditionalProperties.RuleSchema, join(self, "[*]"), depth+1, out)
-	names := make([]string, 0, len(s.Properties))
-	for k := range s.Properties {
-		names = append(names, k)
+	if rules != nil && rules.Kind == yaml.SequenceNode {
+		for range rules.Content {
+			*out = append(*out, self)
+		}
 	}
-	sort.Strings(names)
-	for _, k := range names {
-		ruleSelvesOf(s.Properties[k], join(self, "."+k), depth+1, out)
+	ruleSelvesYAML(additional, join(self, "[*]"), depth+1, out)
+	if props != nil && props.Kind == yaml.MappingNode {
+		byName := make(map[string]*yaml.Node, len(props.Content)/2)
+		names := make([]string, 0, len(props.Content)/2)
+		for i := 0; i+1 < len(props.Content); i += 2 {
+			k := props.Content[i].Value
+			byName[k] = props.Content[i+1]
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			ruleSelvesYAML(byName[k], join(self, "."+k), depth+1, out)
+		}
 	}
-	ruleSelvesOf(s.Items.RuleSchema, join(self, "[*]"), depth+1, out)
+	ruleSelvesYAML(items, join(self, "[*]"), depth+1, out)
 }
 
 func ruleSelves(s *apiextensionsv1.JSONSchemaProps, self string, depth int, out *[]string) {

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"testing"
 
+	yaml3 "go.yaml.in/yaml/v3"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
 )
@@ -126,6 +127,7 @@ func TestRuleSelves(t *testing.T) {
 	crds["nested"] = &apiextensionsv1.CustomResourceDefinition{Spec: apiextensionsv1.CustomResourceDefinitionSpec{
 		Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &nested}}},
 	}}
+	texts := map[string][]byte{}
 	files, err := filepath.Glob("../../../testdata/corpus/*/*/crd.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("corpus: %v (%d files)", err, len(files))
@@ -140,6 +142,7 @@ func TestRuleSelves(t *testing.T) {
 			t.Fatalf("%s: %v", f, err)
 		}
 		crds[f] = c
+		texts[f] = b
 	}
 	withRules := 0
 	for name, c := range crds {
@@ -163,20 +166,22 @@ func TestRuleSelves(t *testing.T) {
 				if !reflect.DeepEqual(got, want) {
 					t.Errorf("version %s: RuleSelves %q, report %q", v.Name, got, want)
 				}
-				// The same from the schema decoded as a RuleSchema.
-				var lite *RuleSchema
+				// The same from the schema's YAML: the corpus CRD's own text, or the schema written as YAML.
 				if v.Schema != nil && v.Schema.OpenAPIV3Schema != nil {
-					b, err := json.Marshal(v.Schema.OpenAPIV3Schema)
+					b, err := yaml.Marshal(v.Schema.OpenAPIV3Schema)
 					if err != nil {
 						t.Fatal(err)
 					}
-					lite = &RuleSchema{}
-					if err := json.Unmarshal(b, lite); err != nil {
+					if text, ok := texts[name]; ok {
+						b = schemaText(t, text, i)
+					}
+					var n yaml3.Node
+					if err := yaml3.Unmarshal(b, &n); err != nil {
 						t.Fatal(err)
 					}
-				}
-				if got := RuleSelvesOf(lite); !reflect.DeepEqual(got, want) {
-					t.Errorf("version %s: RuleSelvesOf %q, report %q", v.Name, got, want)
+					if got := RuleSelvesYAML(n.Content[0]); !reflect.DeepEqual(got, want) {
+						t.Errorf("version %s: RuleSelvesYAML %q, report %q", v.Name, got, want)
+					}
 				}
 			}
 		})
@@ -184,4 +189,36 @@ func TestRuleSelves(t *testing.T) {
 	if withRules < 3 {
 		t.Errorf("only %d versions with rules: the test checks little", withRules)
 	}
+}
+
+// schemaText is the YAML of spec.versions[i].schema.openAPIV3Schema in a CRD's text, as it is written there.
+func schemaText(t *testing.T, text []byte, i int) []byte {
+	t.Helper()
+	var doc yaml3.Node
+	if err := yaml3.Unmarshal(text, &doc); err != nil {
+		t.Fatal(err)
+	}
+	n := doc.Content[0]
+	for _, k := range []any{"spec", "versions", i, "schema", "openAPIV3Schema"} {
+		switch k := k.(type) {
+		case string:
+			var next *yaml3.Node
+			for j := 0; j+1 < len(n.Content); j += 2 {
+				if n.Content[j].Value == k {
+					next = n.Content[j+1]
+				}
+			}
+			if next == nil {
+				t.Fatalf("no %s in the text", k)
+			}
+			n = next
+		case int:
+			n = n.Content[k]
+		}
+	}
+	out, err := yaml3.Marshal(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
