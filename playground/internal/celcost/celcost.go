@@ -382,19 +382,36 @@ func ruleSelvesYAML(n *yaml.Node, self string, depth int, out *[]string) {
 	}
 	ruleSelvesYAML(additional, join(self, "[*]"), depth+1, out)
 	if props != nil && props.Kind == yaml.MappingNode {
-		byName := make(map[string]*yaml.Node, len(props.Content)/2)
-		names := make([]string, 0, len(props.Content)/2)
+		// The keys in order, as visit sorts them (the pairs' first indexes), of the properties with rules.
+		at := make([]int, 0, len(props.Content)/2)
 		for i := 0; i+1 < len(props.Content); i += 2 {
-			k := props.Content[i].Value
-			byName[k] = props.Content[i+1]
-			names = append(names, k)
+			if hasRulesYAML(props.Content[i+1], depth+1) {
+				at = append(at, i)
+			}
 		}
-		sort.Strings(names)
-		for _, k := range names {
-			ruleSelvesYAML(byName[k], join(self, "."+k), depth+1, out)
+		sort.Slice(at, func(a, b int) bool { return props.Content[at[a]].Value < props.Content[at[b]].Value })
+		for _, i := range at {
+			ruleSelvesYAML(props.Content[i+1], join(self, "."+props.Content[i].Value), depth+1, out)
 		}
 	}
 	ruleSelvesYAML(items, join(self, "[*]"), depth+1, out)
+}
+
+// hasRulesYAML reports whether any x-kubernetes-validations key is under n, so that the walk skips the (many)
+// parts of a big schema without rules, and the paths it would build there.
+func hasRulesYAML(n *yaml.Node, depth int) bool {
+	if depth > maxDepth {
+		return false
+	}
+	for i, c := range n.Content {
+		if c.Kind == yaml.ScalarNode && c.Value == "x-kubernetes-validations" && n.Kind == yaml.MappingNode && i%2 == 0 {
+			return true
+		}
+		if (c.Kind == yaml.MappingNode || c.Kind == yaml.SequenceNode) && hasRulesYAML(c, depth+1) {
+			return true
+		}
+	}
+	return false
 }
 
 func ruleSelves(s *apiextensionsv1.JSONSchemaProps, self string, depth int, out *[]string) {
