@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
-	"sigs.k8s.io/yaml"
 )
 
 // upstreamSchemeName is what the apiextensions scheme calls itself in "no kind is registered" errors.
@@ -66,11 +65,6 @@ func Scheme() *runtime.Scheme { return scheme }
 // BeforeCreate and BeforeUpdate call last, rewrites them the way storing the object does. The caller
 // still owns system metadata (rest.WipeObjectMetaSystemFields and friends).
 func Decode(body []byte, contentType string, directive string) (*apiextensionsv1.CustomResourceDefinition, []string, error) {
-	return decode(body, contentType, directive, true)
-}
-
-// decode is Decode; yamlOnce turns on the single parse of YAML text (off, it is upstream's serializer's path).
-func decode(body []byte, contentType string, directive string, yamlOnce bool) (*apiextensionsv1.CustomResourceDefinition, []string, error) {
 	if errs := metav1validation.ValidateFieldValidation(field.NewPath("fieldValidation"), directive); len(errs) > 0 {
 		return nil, nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "CreateOptions"}, "", errs)
 	}
@@ -86,28 +80,16 @@ func decode(body []byte, contentType string, directive string, yamlOnce bool) (*
 	if directive != metav1.FieldValidationIgnore {
 		decoder = info.StrictSerializer
 	}
-	var obj runtime.Object
-	var gvk *schema.GroupVersionKind
-	fast := false
-	if yamlOnce && info.MediaType == "application/yaml" && directive != metav1.FieldValidationIgnore {
-		// The strict YAML serializer converts the text to JSON twice, leniently for the object and strictly
-		// for duplicate keys, whose error it reports. Where the strict conversion succeeds the lenient one
-		// gives the same JSON and there is no YAML error, so the JSON serializer's decode of it is the YAML
-		// one's, and a parse of the text (most of a large CRD's decode) is saved. A decode that fails other than
-		// by unknown fields is done again the serializer's own way, whose messages may quote the text.
-		if j, yerr := yaml.YAMLToJSONStrict(body); yerr == nil {
-			if ji, nerr := negotiation.NegotiateInputSerializerForMediaType("application/json", false, codecs); nerr == nil {
-				obj, gvk, err = decodeEither(ji.StrictSerializer, j, directive)
-				_, strict := runtime.AsStrictDecodingError(err)
-				fast = err == nil || strict
-			}
-		}
-	}
-	if !fast {
-		obj, gvk, err = decodeEither(decoder, body, directive)
-	}
+
+	obj, gvk, err := decodeInto(decoder, body, &apiextensionsv1.CustomResourceDefinition{})
 	if err != nil && !warnOnly(err, obj, directive) {
-		return nil, nil, transformDecodeError(err, gvk, body)
+		// Upstream decodes into the internal version. That differs only where conversion to v1 fails:
+		// a v1beta1 body (which upstream converts, then rejects for its version) and other kinds of
+		// the scheme (whose conversion error names the internal type). Redo those the upstream way.
+		obj, gvk, err = decodeInto(decoder, body, &apiextensions.CustomResourceDefinition{})
+		if err != nil && !warnOnly(err, obj, directive) {
+			return nil, nil, transformDecodeError(err, gvk, body)
+		}
 	}
 
 	var warnings []string
@@ -128,18 +110,6 @@ func decode(body []byte, contentType string, directive string, yamlOnce bool) (*
 }
 
 var crdGVK = apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition")
-
-// decodeEither decodes body into a v1 CustomResourceDefinition or, where that fails but for unknown fields
-// the directive only warns about, into the internal version, as upstream does. That differs only where
-// conversion to v1 fails: a v1beta1 body (which upstream converts, then rejects for its version) and other kinds
-// of the scheme (whose conversion error names the internal type).
-func decodeEither(decoder runtime.Decoder, body []byte, directive string) (runtime.Object, *schema.GroupVersionKind, error) {
-	obj, gvk, err := decodeInto(decoder, body, &apiextensionsv1.CustomResourceDefinition{})
-	if err != nil && !warnOnly(err, obj, directive) {
-		return decodeInto(decoder, body, &apiextensions.CustomResourceDefinition{})
-	}
-	return obj, gvk, err
-}
 
 // decodeInto decodes body as the handlers do: kind and version default to the endpoint's, the object is
 // defaulted in the version it was sent in, then converted into into's version.

@@ -2,10 +2,6 @@ package crds
 
 import (
 	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -203,57 +199,5 @@ func FuzzDecode(f *testing.F) {
 		Canonicalize(crd)
 		PrepareForCreate(crd)
 		WarningsOnCreate(crd)
-	})
-}
-
-// yamlOnceBodies are YAML texts on which Decode's single parse must answer as the serializer's two.
-var yamlOnceBodies = []string{dupYAML, "", "null", "{}", "[]", "apiVersion: [\n", "a: 1\n---\nb: 2\n", "kind: Status\napiVersion: v1\n",
-	strings.ReplaceAll(dupYAML, "  group: example.com\n  group: example.com\n", "  group: example.com\n"),
-	"apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: 5}\nspec: {group: [1], versions: {}}\n",
-	"apiVersion: apiextensions.k8s.io/v1beta1\nkind: CustomResourceDefinition\nmetadata: {name: foos.example.com}\n",
-	"apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: \"\\u00e9t\\u00e9\", x: &a [1]}\nspec: {group: *a, junk: 1.0e3, when: 2026-11-27}\n",
-}
-
-// TestDecodeYAMLOnce holds Decode's single parse of YAML text to the serializer's two (objects, warnings and
-// errors) for the CRDs of the corpus and the examples, and odd texts: duplicate keys, syntax errors, several
-// documents, wrong types, anchors, other kinds and versions.
-func TestDecodeYAMLOnce(t *testing.T) {
-	bodies := append([]string{}, yamlOnceBodies...)
-	files, _ := filepath.Glob("../../../testdata/corpus/*/*/crd.yaml")
-	examples, _ := filepath.Glob("../../../testdata/examples/*/crd.yaml")
-	for _, f := range append(files, examples...) {
-		y, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		bodies = append(bodies, string(y))
-	}
-	if len(bodies) < 60 {
-		t.Fatalf("%d bodies", len(bodies))
-	}
-	for i, b := range bodies {
-		for _, dir := range []string{"", "Warn", "Strict", "Ignore"} {
-			compareYAMLOnce(t, fmt.Sprintf("body %d, directive %q", i, dir), []byte(b), dir)
-		}
-	}
-}
-
-func compareYAMLOnce(t *testing.T, name string, body []byte, dir string) {
-	t.Helper()
-	got, gotWarns, gotErr := decode(body, "application/yaml", dir, true)
-	want, wantWarns, wantErr := decode(body, "application/yaml", dir, false)
-	if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gotWarns, wantWarns) || fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
-		t.Errorf("%s: got %v, %q, %v; the serializer's: %v, %q, %v", name, got != nil, gotWarns, gotErr, want != nil, wantWarns, wantErr)
-	}
-}
-
-// FuzzDecodeYAMLOnce compares Decode's single parse of YAML with the serializer's two on arbitrary texts.
-func FuzzDecodeYAMLOnce(f *testing.F) {
-	for _, b := range yamlOnceBodies {
-		f.Add([]byte(b), uint8(0))
-	}
-	directives := []string{"", "Warn", "Strict", "Ignore"}
-	f.Fuzz(func(t *testing.T, body []byte, dir uint8) {
-		compareYAMLOnce(t, "fuzz", body, directives[int(dir)%len(directives)])
 	})
 }

@@ -39,12 +39,9 @@ var openAPIV3Types = []string{"string", "number", "integer", "boolean", "array",
 // a CRD without a schema rather than risk a document clients cannot read. It visits the same places as
 // apiextensions validation's SchemaHas (which we cannot import: its package pulls gRPC into the build).
 func hasInvalidType(s *apiextensions.JSONSchemaProps) bool {
-	return s != nil && invalidType(*s)
-}
-
-// invalidType is hasInvalidType on a schema passed by value: taking the address of each map entry's copy put
-// every copy on the heap.
-func invalidType(s apiextensions.JSONSchemaProps) bool {
+	if s == nil {
+		return false
+	}
 	if s.Type != "" && !slices.Contains(openAPIV3Types, s.Type) {
 		return true
 	}
@@ -52,15 +49,15 @@ func invalidType(s apiextensions.JSONSchemaProps) bool {
 		if hasInvalidType(s.Items.Schema) {
 			return true
 		}
-		for _, sub := range s.Items.JSONSchemas {
-			if invalidType(sub) {
+		for i := range s.Items.JSONSchemas {
+			if hasInvalidType(&s.Items.JSONSchemas[i]) {
 				return true
 			}
 		}
 	}
 	for _, list := range [][]apiextensions.JSONSchemaProps{s.AllOf, s.AnyOf, s.OneOf} {
-		for _, sub := range list {
-			if invalidType(sub) {
+		for i := range list {
+			if hasInvalidType(&list[i]) {
 				return true
 			}
 		}
@@ -70,7 +67,7 @@ func invalidType(s apiextensions.JSONSchemaProps) bool {
 	}
 	for _, m := range []map[string]apiextensions.JSONSchemaProps{s.Properties, s.PatternProperties, s.Definitions} {
 		for _, sub := range m {
-			if invalidType(sub) {
+			if hasInvalidType(&sub) {
 				return true
 			}
 		}
@@ -139,20 +136,12 @@ func addTypeMeta(s *spec.Schema) {
 // addEmbeddedProperties gives every x-kubernetes-embedded-resource object the apiVersion, kind and metadata
 // properties (and requires apiVersion and kind), following properties, items and additionalProperties.
 func addEmbeddedProperties(s *spec.Schema, opts Options) {
-	if s != nil {
-		*s, _ = embeddedProperties(*s, opts)
+	if s == nil {
+		return
 	}
-}
-
-// embeddedProperties is addEmbeddedProperties on a copy of s, which it returns with whether s's own fields
-// changed; what lies below them (property maps, item and additionalProperties schemas) is changed in place, so a
-// copy whose own fields did not change need not be written back. Schemas go by value, not by address: the
-// address of each property's copy put every copy on the heap.
-func embeddedProperties(s spec.Schema, opts Options) (spec.Schema, bool) {
 	for k, v := range s.Properties {
-		if v, changed := embeddedProperties(v, opts); changed {
-			s.Properties[k] = v
-		}
+		addEmbeddedProperties(&v, opts)
+		s.Properties[k] = v
 	}
 	if s.Items != nil {
 		addEmbeddedProperties(s.Items.Schema, opts)
@@ -162,19 +151,15 @@ func embeddedProperties(s spec.Schema, opts Options) (spec.Schema, bool) {
 	}
 	// In v2 these properties would make kubectl reject the unknown fields the schema means to keep.
 	if preserve, ok := s.Extensions.GetBool("x-kubernetes-preserve-unknown-fields"); ok && preserve && opts.V2 {
-		return s, false
+		return
 	}
 	if embedded, ok := s.Extensions.GetBool("x-kubernetes-embedded-resource"); !ok || !embedded {
-		return s, false
+		return
 	}
 	apiVersion, kind := typeMeta()["apiVersion"], typeMeta()["kind"]
-	// spec.Schema.SetProperty, without taking s's address.
-	if s.Properties == nil {
-		s.Properties = map[string]spec.Schema{}
-	}
-	s.Properties["apiVersion"] = *apiVersion.WithDescription(embeddedAPIVersionDescription)
-	s.Properties["kind"] = *kind.WithDescription(embeddedKindDescription)
-	s.Properties["metadata"] = refSchema(objectMetaType, objectMetaDescription, opts.V2)
+	s.SetProperty("apiVersion", *apiVersion.WithDescription(embeddedAPIVersionDescription))
+	s.SetProperty("kind", *kind.WithDescription(embeddedKindDescription))
+	s.SetProperty("metadata", refSchema(objectMetaType, objectMetaDescription, opts.V2))
 	required := slices.Clone(s.Required)
 	if !slices.Contains(required, "kind") {
 		s.Required = append(s.Required, "kind")
@@ -182,7 +167,6 @@ func embeddedProperties(s spec.Schema, opts Options) (spec.Schema, bool) {
 	if !slices.Contains(required, "apiVersion") {
 		s.Required = append(s.Required, "apiVersion")
 	}
-	return s, true
 }
 
 // buildListSchema is the definition of the list kind.
