@@ -18,6 +18,8 @@
 //	scale.go          the /scale subresource of custom resources
 //	decode.go         request bodies and query options: size limit, media type, fieldValidation, decode errors
 //	storage.go        storage keys, encoding of stored objects, storage errors as API errors
+//	storedcopy*.go    a create's answer decoded from a copy of what it wrote, natively; not in js/wasm
+//	jsonenc*.go       custom resources written as encoding/json writes them, natively; not in js/wasm
 //	fieldmanagers.go  who a write is recorded as in managedFields, and the CRD endpoint's field managers
 //	controllers.go    the CRD controllers (names, establishing, finalizing), run after every CRD write
 //	                  (after a create's answer, before any later request: settleControllers)
