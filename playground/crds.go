@@ -291,10 +291,10 @@ func (ev *evaluation) readBack(d *yamlpos.Doc, name string, res *CRDResult) *ins
 		pending = &pendingAnalysis{d: d, body: g.body, i: len(st.results)}
 		st.pending = append(st.pending, pending)
 	case !ev.skipAnalysis:
-		schemas = ev.analyse(d, &live, res)
-		if n := len(st.pending); n > 0 && st.pending[n-1].crd == &live {
-			pending = st.pending[n-1]
-		}
+		// Analysed now, also when the install defers (a document that went as YAML): the places of its
+		// rules come from its cost report.
+		describe(&live, res)
+		schemas = analyseInto(d, &live, res)
 	case !ev.skipRuntime:
 		schemas = celcost.Prepare(&live)
 	}
@@ -339,11 +339,13 @@ func (ev *evaluation) readBack(d *yamlpos.Doc, name string, res *CRDResult) *ins
 		statusSub:      map[string]bool{}, deprecated: map[string]bool{}, runtime: map[string]*celcost.Schema{},
 		ruleFields: map[string][]string{},
 	}
-	for _, v := range live.Spec.Versions {
+	for i, v := range live.Spec.Versions {
 		if rules, ok := lite[v.Name]; ok {
 			c.ruleFields[v.Name] = rules
-		} else if v.Schema != nil && !ev.skipAnalysis {
-			c.ruleFields[v.Name] = celcost.RuleSelves(v.Schema.OpenAPIV3Schema)
+		} else if i < len(res.Versions) && res.Versions[i].Name == v.Name {
+			for _, r := range res.Versions[i].CEL.Rules {
+				c.ruleFields[v.Name] = append(c.ruleFields[v.Name], r.Self)
+			}
 		}
 		c.statusSub[v.Name] = v.Subresources != nil && v.Subresources.Status != nil
 		c.deprecated[v.Name] = v.Deprecated

@@ -338,17 +338,9 @@ func CompileAt(ctx *apivalidation.CELSchemaContext, schema *structuralschema.Str
 	return out, nil
 }
 
-// RuleSelves returns, for a v1 schema, the object path of each x-kubernetes-validations rule ("" for the root,
-// "spec.tags[*]" for list items), one per rule, in the order ReportPrepared lists the rules (Rule.Self). It
-// walks the schema as visit does, without converting or compiling anything: an established CRD's schema is
-// structural, and its rules are then exactly those the report costs.
-func RuleSelves(s *apiextensionsv1.JSONSchemaProps) []string {
-	var out []string
-	ruleSelves(s, "", 0, &out)
-	return out
-}
-
-// RuleSelvesYAML is RuleSelves of a schema as a CRD's YAML text writes it: n is the openAPIV3Schema mapping
+// RuleSelvesYAML returns the object path of each x-kubernetes-validations rule of a schema ("" for the root,
+// "spec.tags[*]" for list items), one per rule, in the order ReportPrepared lists the rules (Rule.Self),
+// without converting or compiling anything, as a CRD's YAML text writes the schema: n is the openAPIV3Schema mapping
 // of a document in which every key reads as the string it spells and there are no duplicate keys, anchors or
 // aliases (so that the API reads the same schema from it). It reads the text's parse tree, which a big CRD
 // already has, instead of decoding the API's schema.
@@ -412,30 +404,6 @@ func hasRulesYAML(n *yaml.Node, depth int) bool {
 		}
 	}
 	return false
-}
-
-func ruleSelves(s *apiextensionsv1.JSONSchemaProps, self string, depth int, out *[]string) {
-	if s == nil || depth > maxDepth {
-		return
-	}
-	for range s.XValidations {
-		*out = append(*out, self)
-	}
-	if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
-		ruleSelves(s.AdditionalProperties.Schema, join(self, "[*]"), depth+1, out)
-	}
-	names := make([]string, 0, len(s.Properties))
-	for k := range s.Properties {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		p := s.Properties[k]
-		ruleSelves(&p, join(self, "."+k), depth+1, out)
-	}
-	if s.Items != nil && s.Items.Schema != nil {
-		ruleSelves(s.Items.Schema, join(self, "[*]"), depth+1, out)
-	}
 }
 
 func join(self, next string) string {

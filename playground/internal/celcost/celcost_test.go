@@ -110,7 +110,7 @@ func TestRuntimeCost(t *testing.T) {
 	}
 }
 
-// TestRuleSelves checks the cheap walk against the report it stands in for: the same rules' paths, in the
+// TestRuleSelves checks RuleSelvesYAML against the report it stands in for: the same rules' paths, in the
 // same order, for the schema above and every corpus CRD that has rules.
 func TestRuleSelves(t *testing.T) {
 	crds := map[string]*apiextensionsv1.CustomResourceDefinition{"inline": crd(t)}
@@ -156,17 +156,10 @@ func TestRuleSelves(t *testing.T) {
 				if rep[i].Skipped != "" {
 					t.Fatalf("version %s: skipped: %s", v.Name, rep[i].Skipped)
 				}
-				var got []string
-				if v.Schema != nil {
-					got = RuleSelves(v.Schema.OpenAPIV3Schema)
-				}
 				if len(want) > 0 {
 					withRules++
 				}
-				if !reflect.DeepEqual(got, want) {
-					t.Errorf("version %s: RuleSelves %q, report %q", v.Name, got, want)
-				}
-				// The same from the schema's YAML: the corpus CRD's own text, or the schema written as YAML.
+				// The corpus CRD's own text, or the schema written as YAML.
 				if v.Schema != nil && v.Schema.OpenAPIV3Schema != nil {
 					b, err := yaml.Marshal(v.Schema.OpenAPIV3Schema)
 					if err != nil {
