@@ -49,10 +49,11 @@ func (r *crRequest) decodeParsed(content map[string]interface{}) (*unstructured.
 	into.SetGroupVersionKind(r.vi.kind)
 	if jsonNodes(obj.Object) == nodes {
 		// The defaults changed nothing (they only add keys, or values where there were nulls, and either adds
-		// to jsonNodes), so the object is the decoder's coercion of itself, which the conversion's coercion
-		// (the same steps, with the same schema, neither dropping nor repairing) leaves as it is: the
-		// metadata is already ObjectMeta's encoding, and pruning, null removal and the embedded resources'
-		// metadata already done. The conversion itself (within a version, only its apiVersion) remains.
+		// to jsonNodes), so the object is what the decoder's coercion made of it, which the conversion's
+		// coercion (the same steps with the same schema, neither dropping nor repairing) leaves as it is, and
+		// without an error: the metadata is already ObjectMeta's encoding, and the pruning, the removal of
+		// nulls and the embedded resources' metadata are done. The conversion itself (within a version, only
+		// its apiVersion) remains. TestStoredResultCopy and FuzzStoredResultCopy compare with the codec.
 		if err := conv.delegate.Convert(obj, into, r.vi.kind.GroupVersion()); err != nil {
 			return nil, false
 		}
