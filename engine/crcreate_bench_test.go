@@ -8,20 +8,8 @@ import (
 	"testing"
 
 	"crdplay/engine"
+	"crdplay/tools/loadbench/httpload"
 )
-
-// cronTabCRD is tools/loadbench's CRD (httpload.CRD), the documentation's CronTab.
-const cronTabCRD = `{
- "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
- "metadata": {"name": "crontabs.stable.example.com"},
- "spec": {"group": "stable.example.com", "scope": "Namespaced",
-  "names": {"plural": "crontabs", "singular": "crontab", "kind": "CronTab", "shortNames": ["ct"]},
-  "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {
-   "type": "object", "properties": {"spec": {"type": "object", "properties": {
-    "cronSpec": {"type": "string", "pattern": "^(\\d+|\\*)(/\\d+)?(\\s+(\\d+|\\*)(/\\d+)?){4}$"},
-    "image": {"type": "string"},
-    "replicas": {"type": "integer", "minimum": 1, "maximum": 10, "default": 1}}}}}}}]}}
-`
 
 const (
 	crdsPath     = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
@@ -45,7 +33,7 @@ func BenchmarkCRCreate(b *testing.B) {
 			b.Fatalf("%s %s: %d %s", method, path, w.Code, w.Body.String())
 		}
 	}
-	do(http.MethodPost, crdsPath, cronTabCRD, http.StatusCreated)
+	do(http.MethodPost, crdsPath, httpload.CRD, http.StatusCreated)
 	do(http.MethodGet, cronTabsPath, "", http.StatusOK)
 	b.ReportAllocs()
 	i := 0
