@@ -40,10 +40,6 @@ type crdState struct {
 	// pending is the analysis an install with Input.DeferAnalysis left for later (analysePending), one entry
 	// per CRD document that has one; docs stay parsed until then, for placing it.
 	pending []*pendingAnalysis
-	// deferring is set while an install with Input.DeferAnalysis runs.
-	deferring bool
-	// sentJSON are the documents POSTed as JSON (crdJSON): the API read the same schemas as their text has.
-	sentJSON map[*yamlpos.Doc]bool
 }
 
 // pendingAnalysis is one CRD document's analysis, left for later.
@@ -128,9 +124,7 @@ func (s *Session) installLean(ctx context.Context, text string, trace *[]Exchang
 		return nil, err
 	}
 	st := &crdState{text: text, revision: revisionOf(text), handler: h, store: store, served: map[gvk]*installed{}, results: []CRDResult{}}
-	st.deferring = deferAnalysis && !lean
-	defer func() { st.deferring = false }()
-	ev := &evaluation{ctx: ctx, s: s, st: st, trace: trace, skipAnalysis: lean, skipRuntime: lean}
+	ev := &evaluation{ctx: ctx, s: s, st: st, trace: trace, skipAnalysis: lean, skipRuntime: lean, deferAnalysis: deferAnalysis && !lean}
 	defer func() { *engineTime = ev.engineTime }()
 	if len(text) > maxText {
 		st.diags = append(st.diags, Diagnostic{Source: SourceCRDs, Type: "TooLarge", Severity: SeverityError,
@@ -185,13 +179,9 @@ func (ev *evaluation) installOne(d *yamlpos.Doc) CRDResult {
 	// The document as the user wrote it, so that the API's YAML errors are its own; or the same as JSON, as
 	// kubectl sends it, when the API would read the YAML the same way (crdJSON).
 	ct, body := "application/json", crdJSON(d)
-	if body == nil {
+	sentJSON := body != nil
+	if !sentJSON {
 		ct, body = "application/yaml", []byte(d.Source)
-	} else if st.deferring {
-		if st.sentJSON == nil {
-			st.sentJSON = map[*yamlpos.Doc]bool{}
-		}
-		st.sentJSON[d] = true
 	}
 	r := ev.do(http.MethodPost, crdsPath, ct, "application/json", body)
 	res.Status = r.status
@@ -224,7 +214,7 @@ func (ev *evaluation) installOne(d *yamlpos.Doc) CRDResult {
 	if name == "" {
 		return res
 	}
-	ev.readBack(d, name, &res)
+	ev.readBack(d, name, &res, sentJSON)
 	return res
 }
 
@@ -259,8 +249,9 @@ func createdName(body []byte) string {
 
 // readBack reads what the naming and establishing controllers made of a CRD the API accepted (the engine runs
 // them before it answers), fills res with it and, once established, adds it to the CRDs that serve objects and
-// returns it (nil when it is not established).
-func (ev *evaluation) readBack(d *yamlpos.Doc, name string, res *CRDResult) *installed {
+// returns it (nil when it is not established). sentJSON says the document went as JSON (crdJSON): the API then
+// read the same schemas as its text has.
+func (ev *evaluation) readBack(d *yamlpos.Doc, name string, res *CRDResult, sentJSON bool) *installed {
 	st := ev.st
 	g := ev.do(http.MethodGet, crdsPath+"/"+name, "", "application/json", nil)
 	var live apiextensionsv1.CustomResourceDefinition
@@ -269,7 +260,7 @@ func (ev *evaluation) readBack(d *yamlpos.Doc, name string, res *CRDResult) *ins
 	// decoded when it is analysed.
 	var lite map[string][]string
 	ok := g.status == http.StatusOK
-	if ok && st.deferring && !ev.skipAnalysis && st.sentJSON[d] {
+	if ok && ev.deferAnalysis && sentJSON {
 		lite, ok = decodeLite(g.body, &live, d)
 	}
 	if ok && lite == nil {
@@ -448,7 +439,7 @@ func (c *installed) setRuntime(crd *apiextensionsv1.CustomResourceDefinition, sc
 // alone and leaves the rest in st.pending (returning nil) while the install defers its analysis.
 func (ev *evaluation) analyse(d *yamlpos.Doc, crd *apiextensionsv1.CustomResourceDefinition, res *CRDResult) []*celcost.Schema {
 	describe(crd, res)
-	if ev.st.deferring {
+	if ev.deferAnalysis {
 		ev.st.pending = append(ev.st.pending, &pendingAnalysis{d: d, crd: crd, i: len(ev.st.results)})
 		return nil
 	}

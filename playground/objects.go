@@ -36,6 +36,9 @@ type evaluation struct {
 	// skipAnalysis leaves out the installed CRDs' cost reports and explain trees, and skipRuntime their
 	// runtime cost models: ModeUpgrade shows neither for the old CRD, nor objects' CEL costs.
 	skipAnalysis, skipRuntime bool
+	// deferAnalysis leaves the CRDs' analysis (all that skipAnalysis leaves out, and the runtime cost models)
+	// in crdState.pending, for analysePending: set by an install with Input.DeferAnalysis.
+	deferAnalysis bool
 }
 
 // object is one object document on its way through the evaluation.

@@ -289,7 +289,7 @@ func (u *upgrader) replaceCRD(old *installed, d *yamlpos.Doc) *installed {
 	// The old CRD no longer serves anything: what serves objects now is the new one.
 	st.served = map[gvk]*installed{}
 	n := len(st.diags)
-	c := ev.readBack(d, old.name, &res)
+	c := ev.readBack(d, old.name, &res, false)
 	ev.res.Diagnostics = append(ev.res.Diagnostics, st.diags[n:]...)
 	return c
 }
