@@ -512,7 +512,7 @@ func analyseInto(d *yamlpos.Doc, crd *apiextensionsv1.CustomResourceDefinition, 
 // YAML 1.1 could read as another one's (plainKeys), and whose YAML and JSON both fit the request limit (an
 // over-large text gets the API's own 413). For a big CRD that second parse is a good part of the POST.
 func crdJSON(d *yamlpos.Doc) []byte {
-	if d.Err != nil || d.Root == nil || d.Root.Kind != yaml3.MappingNode || len(d.Source) >= maxRequestBytes || !plainKeys(d.Root) {
+	if !readsAsItsJSON(d) {
 		return nil
 	}
 	j, err := yaml.YAMLToJSON([]byte(d.Source))
@@ -520,6 +520,13 @@ func crdJSON(d *yamlpos.Doc) []byte {
 		return nil
 	}
 	return j
+}
+
+// readsAsItsJSON reports whether the API reads the YAML document d as it reads d's conversion to JSON, and
+// its text fits the request limit: a mapping without a syntax error whose keys are plainKeys. The caller
+// checks that the JSON fits too.
+func readsAsItsJSON(d *yamlpos.Doc) bool {
+	return d.Err == nil && d.Root != nil && d.Root.Kind == yaml3.MappingNode && len(d.Source) < maxRequestBytes && plainKeys(d.Root)
 }
 
 // plainKeys reports whether no two keys of a mapping in n can be the same key to YAML 1.1 (go-yaml v2, which

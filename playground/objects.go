@@ -12,7 +12,6 @@ import (
 	"unicode/utf8"
 
 	yamlv2 "go.yaml.in/yaml/v2"
-	yaml3 "go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/uuid"
@@ -302,12 +301,10 @@ func (ev *evaluation) identify(o *object, m map[string]interface{}) {
 // body is the item as JSON (what kubectl sends for each item it takes from a List).
 func (o *object) body() (contentType string, data []byte) {
 	if o.item == 0 {
-		d := o.doc
-		if o.json != nil && d.Err == nil && d.Root != nil && d.Root.Kind == yaml3.MappingNode &&
-			len(d.Source) < maxRequestBytes && len(o.json) < maxRequestBytes && plainKeys(d.Root) {
+		if o.json != nil && len(o.json) < maxRequestBytes && readsAsItsJSON(o.doc) {
 			return "application/json", o.json
 		}
-		return "application/yaml", []byte(d.Source)
+		return "application/yaml", []byte(o.doc.Source)
 	}
 	data, _ = json.Marshal(o.obj) // decoded from JSON, so it encodes
 	return "application/json", data
