@@ -6,38 +6,13 @@
 // Needs what playground.spec.mjs needs. Run: node --test web/test/analysis.spec.mjs
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, startServer } from './harness.mjs';
+import { launch, semverCRD, startServer, widget } from './harness.mjs';
 
 let server;
 let browser;
 let page;
 const problems = [];
 
-// A rule that needs Kubernetes 1.34 (semver), so that an older target warns in the CRD editor.
-const semverCRD = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: widgets.example.com
-spec:
-  group: example.com
-  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            x-kubernetes-validations:
-            - rule: "semver(self.version).major() >= 1"
-            properties:
-              version: {type: string, maxLength: 32}
-`;
-const widget = 'apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  version: 1.2.3\n';
 
 before(async () => {
   server = await startServer();

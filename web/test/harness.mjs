@@ -95,3 +95,30 @@ export async function startEngine() {
   if (!globalThis.crdplay) throw new Error('main did not set globalThis.crdplay');
   return { crdplay: /** @type {any} */ (globalThis.crdplay), exited: () => exited };
 }
+
+// A CRD whose rule needs Kubernetes 1.34 (semver), so that an older target warns in the CRD editor; the rule is
+// on line 20. widget is an object it accepts.
+export const semverCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            x-kubernetes-validations:
+            - rule: "semver(self.version).major() >= 1"
+            properties:
+              version: {type: string, maxLength: 32}
+`;
+export const widget = 'apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  version: 1.2.3\n';

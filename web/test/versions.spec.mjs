@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { deflateRawSync } from 'node:zlib';
 import path from 'node:path';
-import { launch, manifest, resultsDir, root, startServer } from './harness.mjs';
+import { launch, manifest, resultsDir, root, semverCRD, startServer, widget } from './harness.mjs';
 
 let server;
 let browser;
@@ -33,31 +33,6 @@ const warningLines = (p = page) => p.evaluate(() => {
 /** A permalink's fragment for a state, as the page writes one (permalink.ts). */
 const link = (state) => '#v1.' + deflateRawSync(Buffer.from(JSON.stringify(state))).toString('base64url');
 
-// The rule is on line 20.
-const semverCRD = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: widgets.example.com
-spec:
-  group: example.com
-  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            x-kubernetes-validations:
-            - rule: "semver(self.version).major() >= 1"
-            properties:
-              version: {type: string, maxLength: 32}
-`;
-const widget = 'apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  version: 1.2.3\n';
 
 before(async () => {
   mkdirSync(resultsDir, { recursive: true });
