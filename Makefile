@@ -95,6 +95,9 @@ test-go:
 # that a target that no longer builds or finds a crash at once fails `make test`; longer fuzzing is by hand.
 # A run fuzzes one target, so each package's instrumented test binary is built once (in FUZZ_DIR) and run per
 # target from the package's directory, with the fuzz cache go test would use.
+# Go 1.26's fuzz coordinator can fail a run whose -fuzztime ends while a worker is mid-input, with the bare
+# error "context deadline exceeded" and no failing input (go.dev/issue/75804, fixed in Go 1.27 by suppressing
+# exactly that error). Such a run is a pass here; anything else the run says after "--- FAIL" is a failure.
 FUZZTIME ?= 3s
 FUZZ_DIR := $(CURDIR)/build/fuzz
 test-fuzz:
@@ -105,7 +108,11 @@ test-fuzz:
 		for target in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$$dir"/*_test.go); do \
 			echo "$$target ./$$dir for $(FUZZTIME)"; \
 			out=$$(cd "$$dir" && "$$bin" -test.run '^$$' -test.fuzz "^$$target\$$" -test.fuzztime $(FUZZTIME) \
-				-test.fuzzcachedir "$$cache/$$pkg" 2>&1) || { echo "$$out"; exit 1; }; \
+				-test.fuzzcachedir "$$cache/$$pkg" 2>&1) || \
+				if [ -z "$$(echo "$$out" | sed -n '/^--- FAIL/,$$p' | grep -vx -e '--- FAIL: .*' -e '    context deadline exceeded' \
+					-e 'FAIL')" ] && echo "$$out" | grep -q '^--- FAIL'; then \
+					echo "$$target: fuzz coordinator's deadline race at the end of -fuzztime (go.dev/issue/75804), no finding"; \
+				else echo "$$out"; exit 1; fi; \
 			echo "$$out" | tail -n 2 | head -n 1; \
 		done; \
 		rm -f "$$bin"; \
