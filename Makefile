@@ -156,6 +156,8 @@ BENCH_LOAD_RUNS ?= 5
 # The side-by-side report (tools/sidebyside): the real API server that crdplay is measured against, built by
 # ../shared/oracle/build.sh when missing, and the repetitions of each corpus CRD (page, oracle, crdplay-server).
 ORACLE ?= $(abspath $(CURDIR)/../shared/oracle/bin/oracle)
+# Named without going through bin/, which is missing until the first build (a path through it does not resolve).
+ORACLE_BUILD = $(abspath $(dir $(ORACLE))..)/build.sh
 BENCH_REPS ?= 3
 
 bench: wasm-workspace need-chromium node_modules/.package-lock.json
@@ -176,9 +178,9 @@ bench: wasm-workspace need-chromium node_modules/.package-lock.json
 	@echo
 	$(GO) run ./tools/loadbench -clients 8 -duration $(BENCH_DURATION)
 	@echo
-	@test -x $(ORACLE) || { test -x $(dir $(ORACLE))../build.sh || { \
+	@test -x $(ORACLE) || { test -x $(ORACLE_BUILD) || { \
 		echo '$(ORACLE) not found, nor its build.sh: make bench ORACLE=/path/to/shared/oracle/bin/oracle'; exit 2; }; \
-		echo '$(ORACLE) not found: building it (about 9 minutes on 2 cores)'; $(dir $(ORACLE))../build.sh --no-kubectl; }
+		echo '$(ORACLE) not found: building it (about 9 minutes on 2 cores)'; $(ORACLE_BUILD) --no-kubectl; }
 	$(GO) run ./tools/sidebyside -oracle $(ORACLE) -server bin/crdplay-server -reps $(BENCH_REPS) \
 		-page build/bench/page-corpus.json -edits build/bench/page-edits.json
 
