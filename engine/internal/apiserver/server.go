@@ -20,7 +20,6 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
 	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/warning"
-	"sigs.k8s.io/yaml"
 
 	"crdplay/engine/internal/conversion"
 	"crdplay/engine/storage"
@@ -156,11 +155,8 @@ func (s *Server) write(w http.ResponseWriter, req *http.Request, rec *warnings, 
 	var err error
 	if crd, ok := v.(*apiextensionsv1.CustomResourceDefinition); ok {
 		if b, ok := s.marshalCRD(crd); ok {
-			// What encode writes: the JSON and a newline, converted for YAML.
-			body = append(b, '\n')
-			if asYAML {
-				body, err = yaml.JSONToYAML(body)
-			}
+			// What encode writes: the JSON and a newline.
+			body, err = encoded(append(b, '\n'), asYAML)
 		}
 	}
 	if body == nil && err == nil {
