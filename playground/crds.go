@@ -113,39 +113,53 @@ func (st *crdState) resultsFor(omitSchemas bool) []CRDResult {
 // deferAnalysis, the playground's analysis of the CRDs (cost reports, version analysis, explain trees, runtime
 // cost models) is left in st.pending, for analysePending: the engine's answers are complete without it.
 func (s *Session) install(ctx context.Context, text string, trace *[]Exchange, engineTime *time.Duration, deferAnalysis bool) (*crdState, error) {
-	return s.installLean(ctx, text, trace, engineTime, false, deferAnalysis)
+	st, _, err := s.installLean(ctx, text, trace, engineTime, false, deferAnalysis)
+	return st, err
 }
 
 // installLean is install, without the cost reports, explain trees and runtime cost models when lean is set:
-// for CRDs that only serve to store objects under (ModeUpgrade's old CRD).
-func (s *Session) installLean(ctx context.Context, text string, trace *[]Exchange, engineTime *time.Duration, lean, deferAnalysis bool) (*crdState, error) {
+// for CRDs that only serve to store objects under (ModeUpgrade's old CRDs), which are then read as a cluster
+// holds them (clusterCRD): the status.storedVersions each carries are returned by CRD name.
+func (s *Session) installLean(ctx context.Context, text string, trace *[]Exchange, engineTime *time.Duration, lean, deferAnalysis bool) (*crdState, map[string][]string, error) {
 	h, store, err := s.newEngine()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	st := &crdState{text: text, revision: revisionOf(text), handler: h, store: store, served: map[gvk]*installed{}, results: []CRDResult{}}
-	ev := &evaluation{ctx: ctx, s: s, st: st, trace: trace, skipAnalysis: lean, skipRuntime: lean, deferAnalysis: deferAnalysis && !lean}
+	ev := &evaluation{ctx: ctx, s: s, st: st, trace: trace, skipAnalysis: lean, skipRuntime: lean, deferAnalysis: deferAnalysis && !lean, cluster: lean}
 	defer func() { *engineTime = ev.engineTime }()
 	if len(text) > maxText {
 		st.diags = append(st.diags, Diagnostic{Source: SourceCRDs, Type: "TooLarge", Severity: SeverityError,
 			Message: fmt.Sprintf("the CRD text is %d bytes; the playground takes at most %d", len(text), maxText),
 			Span:    yamlpos.Span{Line: 1, Column: 1, EndLine: 1, EndColumn: 2}, Exact: true})
-		return st, nil
+		return st, nil, nil
 	}
 	docs, sepErrs := yamlpos.Split(text)
 	st.docs = docs
 	for _, e := range sepErrs {
 		st.diags = append(st.diags, Diagnostic{Source: SourceCRDs, Document: -1, Type: "YAMLSyntax", Message: e.Message, Severity: SeverityError, Span: e.Span, Exact: true})
 	}
+	var stored map[string][]string
 	for _, d := range docs {
-		st.results = append(st.results, ev.installOne(d))
+		if otherKind(d) {
+			st.diags = append(st.diags, notChecked(SourceCRDs, d))
+			continue
+		}
+		r, sv := ev.installOne(d)
+		if sv != nil && r.Name != "" {
+			if stored == nil {
+				stored = map[string][]string{}
+			}
+			stored[r.Name] = sv
+		}
+		st.results = append(st.results, r)
 	}
 	if len(st.pending) == 0 {
 		// Everything positioned in the CRD text is placed by now; the parse trees of a large CRD are a
 		// good part of the heap that every later garbage collection would walk.
 		st.docs = nil
 	}
-	return st, nil
+	return st, stored, nil
 }
 
 // analysePending runs the analysis an install left for later, and fills the results and the established
@@ -168,18 +182,30 @@ func (st *crdState) analysePending() {
 	st.pending, st.docs = nil, nil
 }
 
-// installOne POSTs one CRD document and reads back what the controllers made of it.
-func (ev *evaluation) installOne(d *yamlpos.Doc) CRDResult {
+// installOne POSTs one CRD document and reads back what the controllers made of it. For a CRD read as a
+// cluster holds it (ev.cluster), it also returns the status.storedVersions the document carries.
+func (ev *evaluation) installOne(d *yamlpos.Doc) (CRDResult, []string) {
 	st := ev.st
 	res := CRDResult{Document: d.Index, StartLine: d.StartLine, EndLine: d.EndLine, Warnings: []string{}, Served: []string{}, Versions: []VersionInfo{}}
+	_, _, res.Name = docMeta(d)
 	loc := crdLocator(d)
 	if d.Err != nil {
 		st.diags = append(st.diags, Diagnostic{Source: SourceCRDs, Document: d.Index, Type: "YAMLSyntax", Message: d.Err.Message, Severity: SeverityError, Span: d.Err.Span, Exact: true})
 	}
 	// The document as the user wrote it, so that the API's YAML errors are its own; or the same as JSON, as
 	// kubectl sends it, when the API would read the YAML the same way (crdJSON).
-	ct, body := "application/json", crdJSON(d)
-	sentJSON := body != nil
+	var stored []string
+	var body []byte
+	if ev.cluster {
+		// Exported from a cluster: created without what the API sets; its stored versions are written
+		// through /status afterwards (ModeUpgrade).
+		body, stored = clusterCRD(d)
+	}
+	ct, sentJSON := "application/json", body != nil
+	if body == nil {
+		body = crdJSON(d)
+		sentJSON = body != nil
+	}
 	if !sentJSON {
 		ct, body = "application/yaml", []byte(d.Source)
 	}
@@ -207,15 +233,15 @@ func (ev *evaluation) installOne(d *yamlpos.Doc) CRDResult {
 		if crd := decodeCRD(d); crd != nil && !ev.skipAnalysis {
 			ev.analyse(d, crd, &res)
 		}
-		return res
+		return res, stored
 	}
 
 	name := createdName(r.body)
 	if name == "" {
-		return res
+		return res, stored
 	}
 	ev.readBack(d, name, &res, sentJSON)
-	return res
+	return res, stored
 }
 
 // createdName is metadata.name of a created object's JSON, read without decoding what follows metadata (a big

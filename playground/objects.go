@@ -38,6 +38,8 @@ type evaluation struct {
 	// deferAnalysis leaves the CRDs' analysis (all that skipAnalysis leaves out, and the runtime cost models)
 	// in crdState.pending, for analysePending: set by an install with Input.DeferAnalysis.
 	deferAnalysis bool
+	// cluster reads CRD documents as a cluster holds them (clusterCRD): ModeUpgrade's old CRDs.
+	cluster bool
 }
 
 // object is one object document on its way through the evaluation.
@@ -61,6 +63,8 @@ type object struct {
 	liveBody []byte
 	// liveWarnings are the warnings a GET of live in ver carries.
 	liveWarnings []string
+	// clientJSON sends the document as its JSON whatever its keys (Input.ClientJSON).
+	clientJSON bool
 }
 
 func (o *object) key() string {
@@ -157,7 +161,7 @@ func (ev *evaluation) parse(src Source, text string) []*object {
 	var out []*object
 	for _, d := range docs {
 		newObject := func(d *yamlpos.Doc, item int) *object {
-			o := &object{src: src, doc: d, item: item, res: &ObjectResult{Source: src, Document: d.Index, Item: item, StartLine: d.StartLine, EndLine: d.EndLine,
+			o := &object{src: src, doc: d, item: item, clientJSON: ev.in.ClientJSON, res: &ObjectResult{Source: src, Document: d.Index, Item: item, StartLine: d.StartLine, EndLine: d.EndLine,
 				Warnings: []string{}, Marks: []Mark{}, Versions: []VersionView{}}}
 			out = append(out, o)
 			return o
@@ -278,6 +282,13 @@ func (ev *evaluation) identify(o *object, m map[string]interface{}) {
 		ev.fail(o, "NoKindMatch", err.Error(), "apiVersion")
 		return
 	}
+	if c == nil && builtinGroup(gv.Group) {
+		// A Deployment, Namespace or RBAC object beside the custom resources (an operator's bundle, a
+		// chart's output): not the playground's to check, and no reason to check nothing.
+		ev.objectDiag(o, Diagnostic{Type: "NotChecked", Severity: SeverityInfo, Span: o.doc.Start(), Exact: true,
+			Message: fmt.Sprintf("not checked: %s (%s) is a built-in Kubernetes kind; the playground checks custom resources", kind, apiVersion)})
+		return
+	}
 	if c == nil {
 		ev.fail(o, "NoKindMatch", (&meta.NoKindMatchError{GroupKind: schema.GroupKind{Group: gv.Group, Kind: kind}, SearchedVersions: []string{gv.Version}}).Error()+
 			" (is its CRD in the CRD editor, accepted and serving that version?)", "kind")
@@ -301,7 +312,7 @@ func (ev *evaluation) identify(o *object, m map[string]interface{}) {
 // body is the item as JSON (what kubectl sends for each item it takes from a List).
 func (o *object) body() (contentType string, data []byte) {
 	if o.item == 0 {
-		if o.json != nil && len(o.json) < maxRequestBytes && readsAsItsJSON(o.doc) {
+		if o.json != nil && len(o.json) < maxRequestBytes && (o.clientJSON || readsAsItsJSON(o.doc)) {
 			return "application/json", o.json
 		}
 		return "application/yaml", []byte(o.doc.Source)

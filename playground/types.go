@@ -72,6 +72,29 @@ type Input struct {
 	// which no answer of the API depends on. The Result then says AnalysisPending, and the next evaluation
 	// without DeferAnalysis does the analysis first and has all of it. It is ignored in ModeUpgrade.
 	DeferAnalysis bool `json:"deferAnalysis,omitempty"`
+	// History is, for ModeUpgrade, the CRD texts of earlier releases, oldest first: the first is created, and
+	// each later one (then OldCRDs) is applied over what the one before left, as a cluster that followed those
+	// releases holds them (status.storedVersions accumulate over a CRD's whole history). Diagnostics in them
+	// have SourceHistory and the text's index in Diagnostic.Text.
+	History []string `json:"history,omitempty"`
+	// StoredVersions names, for ModeUpgrade, the status.storedVersions of old CRDs by CRD name, as a cluster
+	// holds them. A CRD document of OldCRDs that carries status.storedVersions (as `kubectl get crd -o yaml`
+	// exports it) gives its own unless named here. Either is written through the API's /status, after the
+	// old CRDs are installed and before any object is stored.
+	StoredVersions map[string][]string `json:"storedVersions,omitempty"`
+	// Strict keeps ModeUpgrade's static findings errors even when no stored object shows them biting, as
+	// crdify's defaults do; otherwise such findings are warnings (clients that create new objects may break,
+	// but a cluster refuses nothing stored).
+	Strict bool `json:"strict,omitempty"`
+	// Migrate runs, in ModeUpgrade, the storage migration that the API's refusal of a new CRD asks for when
+	// a version is still in status.storedVersions: every stored object of that CRD read and written back
+	// (in the storage version), status.storedVersions set to the storage version alone, then the new CRD
+	// sent again. All of it goes through the API (UpgradeReport.Migrations).
+	Migrate bool `json:"migrate,omitempty"`
+	// ClientJSON sends each object document as kubectl v1.37 does: converted to JSON on the client
+	// (sigs.k8s.io/yaml.YAMLToJSON, where a key given twice keeps its last value), instead of the document
+	// as written, which the API decodes strictly (a duplicate key is then its 400).
+	ClientJSON bool `json:"clientJSON,omitempty"`
 }
 
 // Result is everything the page shows for one evaluation. Every answer in it (statuses, bodies, causes,
@@ -119,6 +142,8 @@ const (
 	SourceObjects    Source = "objects"
 	SourceOldObjects Source = "oldObjects"
 	SourceOldCRDs    Source = "oldCrds"
+	// SourceHistory is one of Input.History's texts (Diagnostic.Text says which).
+	SourceHistory Source = "history"
 )
 
 // Severity of a diagnostic.
@@ -154,9 +179,15 @@ type Diagnostic struct {
 	// that the v1 text spells differently).
 	yamlpos.Span
 	Exact bool `json:"exact"`
+	// Text is the index in Input.History of the text a SourceHistory diagnostic is in.
+	Text int `json:"text,omitempty"`
+	// Fix is the next step that resolves the problem, in upstream's terms, where there is one (ModeUpgrade:
+	// the storage migration for a stored version removed, a default for a new required field, ...).
+	Fix string `json:"fix,omitempty"`
 }
 
-// CRDResult is the API's answer to one document of the CRD text.
+// CRDResult is the API's answer to one CRD document of the CRD text (documents that are not CRDs have a
+// NotChecked diagnostic instead).
 type CRDResult struct {
 	Document int `json:"document"`
 	// StartLine and EndLine delimit the document in the text.

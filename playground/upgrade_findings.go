@@ -12,36 +12,35 @@ import (
 	"crdplay/playground/internal/yamlpos"
 )
 
-// findings compares the two CRD texts (crddiff), places each finding in the text it is about, and gives it
+// findings compares a pair's two CRDs (crddiff), places each finding in the text it is about, and gives it
 // the engine's evidence: the stored objects whose checks it explains.
 //
 // The CRDs compared are those the API held before and after the update, which are the texts' as decoded
 // (defaults applied, versions in the texts' order), without decoding 2.8 MB of YAML again; the texts, when
 // the API did not take them.
-func (u *upgrader) findings(newDoc *yamlpos.Doc) {
-	if newDoc == nil {
+func (u *upgrader) findings(p *pair) {
+	if p.doc == nil || p.old == nil {
 		return
 	}
-	var oldDoc *yamlpos.Doc
-	oldCRD, newCRD := u.oldLive, u.newLive
-	if oldCRD == nil {
-		if oldDoc = firstDoc(u.oldText); oldDoc != nil {
-			oldCRD = decodeCRD(oldDoc)
-		}
+	oldDoc := u.oldDoc(p.old)
+	oldSrc, oldText := oldSource(len(u.texts), p.old.text)
+	oldCRD, newCRD := p.oldLive, p.newLive
+	if oldCRD == nil && oldDoc != nil {
+		oldCRD = decodeCRD(oldDoc)
 	}
 	if newCRD == nil {
-		newCRD = decodeCRD(newDoc)
+		newCRD = decodeCRD(p.doc)
 	}
 	if oldCRD == nil || newCRD == nil {
 		return
 	}
 	for _, f := range crddiff.Compare(oldCRD, newCRD) {
-		doc, src := newDoc, SourceCRDs
+		doc, src, text := p.doc, SourceCRDs, 0
 		if f.InOld {
 			if oldDoc == nil {
-				oldDoc = firstDoc(u.oldText)
+				continue
 			}
-			doc, src = oldDoc, SourceOldCRDs
+			doc, src, text = oldDoc, oldSrc, oldText
 		}
 		var at yamlpos.Result
 		if f.FieldSegs != nil {
@@ -49,33 +48,43 @@ func (u *upgrader) findings(newDoc *yamlpos.Doc) {
 		} else {
 			at = doc.Locate(f.Field)
 		}
-		affected, evidence := u.evidence(f)
-		out := Finding{Rule: f.Rule, Severity: Severity(f.Severity), Version: f.Version, Field: f.Field, ObjectPath: f.ObjectPath,
-			Message: f.Message, Source: src, Document: doc.Index, Span: at.Span, Exact: at.Exact, Affected: affected, Evidence: evidence}
+		affected, evidence, refuses := u.evidence(p, f)
+		sev := Severity(f.Severity)
+		if sev == SeverityError && !refuses && !u.ev.in.Strict {
+			// No stored object shows it biting, and the API took the CRD: clients that create new objects may
+			// break, but the cluster refuses nothing it holds.
+			sev = SeverityWarning
+		}
+		fix := findingFix(p, f, refuses)
+		out := Finding{CRD: p.name, Rule: f.Rule, Severity: sev, Version: f.Version, Field: f.Field, ObjectPath: f.ObjectPath,
+			Message: f.Message, Source: src, Document: doc.Index, Span: at.Span, Exact: at.Exact, Affected: affected, Evidence: evidence,
+			Refuses: refuses, Fix: fix}
 		u.rep.Findings = append(u.rep.Findings, out)
-		u.ev.diag(Diagnostic{Source: src, Document: doc.Index, Field: f.Field, Type: f.Rule, Severity: out.Severity,
-			Message: f.Message + ": " + evidence, Span: at.Span, Exact: at.Exact})
+		u.ev.diag(Diagnostic{Source: src, Text: text, Document: doc.Index, Field: f.Field, Type: f.Rule, Severity: out.Severity,
+			Message: f.Message + ": " + evidence, Span: at.Span, Exact: at.Exact, Fix: fix})
 	}
 }
 
 // noneAffected is the evidence of a finding that no stored object shows.
 const noneAffected = "no stored object is affected"
 
-// evidence says which stored objects the engine showed a finding biting, and how.
-func (u *upgrader) evidence(f crddiff.Finding) ([]string, string) {
+// evidence says which stored objects of the pair's CRD the engine showed a finding biting, and how, and
+// whether that is a refusal the upgrade causes.
+func (u *upgrader) evidence(p *pair, f crddiff.Finding) ([]string, string, bool) {
 	affected := []string{}
+	rep := u.crdReport(p)
 	switch {
-	case u.rep.CRD.Status == 0:
-		return affected, "not shown: the new CRD could not be sent as an update of the old one (see the diagnostics)"
-	case u.refusal != nil:
-		if cause := u.refusalCause(f); cause != "" {
-			return affected, "the API refuses the new CRD: " + cause
+	case rep.Status == 0:
+		return affected, "not shown: the new CRD could not be sent as an update of the old one (see the diagnostics)", false
+	case p.refusal != nil:
+		if cause := refusalCause(p.refusal, f); cause != "" {
+			return affected, "the API refuses the new CRD: " + cause, true
 		}
-		return affected, "not shown: the API refuses the new CRD, so no stored object meets it"
-	case u.newC == nil:
-		return affected, "not shown: the new CRD is not established, so it serves no stored object (see its conditions)"
+		return affected, "not shown: the API refuses the new CRD, so no stored object meets it", false
+	case p.newC == nil:
+		return affected, "not shown: the new CRD is not established, so it serves no stored object (see its conditions)", false
 	}
-	n := len(u.stored)
+	n := len(p.stored)
 	type bite struct {
 		objects map[string]bool
 		first   string
@@ -91,17 +100,17 @@ func (u *upgrader) evidence(f crddiff.Finding) ([]string, string) {
 		}
 		b.objects[who] = true
 	}
-	for _, o := range u.stored {
+	for _, o := range p.stored {
 		who := o.res.Name
 		if o.ns != "" {
 			who = o.ns + "/" + o.res.Name
 		}
 		hit := false
 		for _, c := range u.entry(o).Checks {
-			if c.Error == nil || c.Op == "get" || (f.Version != "" && c.Version != f.Version) {
+			if c.Error == nil || c.Op == "get" || c.Op == "dryrun" || (f.Version != "" && c.Version != f.Version) {
 				continue
 			}
-			if cause := matchingCause(f, c.Error); cause != "" {
+			if cause := matchingCause(f, c.Error, u.pre[o][preOp(c.Op)]); cause != "" {
 				add(c.Op, who, cause)
 				hit = true
 			}
@@ -112,7 +121,7 @@ func (u *upgrader) evidence(f crddiff.Finding) ([]string, string) {
 				if r.status < 300 || (f.Version != "" && v != f.Version) {
 					continue
 				}
-				if cause := matchingCause(f, r.body); cause != "" {
+				if cause := matchingCause(f, r.body, u.pre[o]["dryrun"]); cause != "" {
 					add("latent", who, cause)
 					hit = true
 					break
@@ -123,7 +132,7 @@ func (u *upgrader) evidence(f crddiff.Finding) ([]string, string) {
 			before := u.before[o]
 			// before is the object read in its own version: another version's read has the same fields
 			// only when the CRD converts by apiVersion alone.
-			sameFields := func(v string) bool { return v == o.ver || u.newC.conversionNone }
+			sameFields := func(v string) bool { return v == o.ver || p.newC.conversionNone }
 			for _, c := range u.entry(o).Checks {
 				if c.Op != "get" || c.Object == nil || (f.Version != "" && c.Version != f.Version) || !sameFields(c.Version) {
 					continue
@@ -152,9 +161,10 @@ func (u *upgrader) evidence(f crddiff.Finding) ([]string, string) {
 		}
 	}
 	if len(order) == 0 {
-		return affected, noneAffected
+		return affected, noneAffected, false
 	}
 	var parts []string
+	refuses := false
 	for _, kind := range order {
 		b := bites[kind]
 		who, one := ofObjects(len(b.objects), n)
@@ -166,10 +176,13 @@ func (u *upgrader) evidence(f crddiff.Finding) ([]string, string) {
 		}
 		switch kind {
 		case "update":
+			refuses = true
 			parts = append(parts, fmt.Sprintf("%s now %s %s next update: %s", who, verb("fails", "fail"), verb("its", "their"), b.first))
 		case "status":
+			refuses = true
 			parts = append(parts, fmt.Sprintf("%s now %s %s next status update: %s", who, verb("fails", "fail"), verb("its", "their"), b.first))
 		case "latent":
+			refuses = true
 			parts = append(parts, fmt.Sprintf("%s would be refused if created now (%s): ratcheting lets %s unchanged updates through, but not the next change there", who, b.first, verb("its", "their")))
 		case "default":
 			parts = append(parts, fmt.Sprintf("%s now %s %s with the new default, which %s next update stores", who, verb("reads", "read"), b.first, verb("its", "their")))
@@ -179,7 +192,7 @@ func (u *upgrader) evidence(f crddiff.Finding) ([]string, string) {
 			parts = append(parts, fmt.Sprintf("%s %s what %s stored at %s on %s next update", who, verb("loses", "lose"), verb("it", "they"), b.first, verb("its", "their")))
 		}
 	}
-	return affected, strings.Join(parts, "; ")
+	return affected, strings.Join(parts, "; "), refuses
 }
 
 // ofObjects names k of n stored objects as a sentence's subject, and says whether it is singular.
@@ -204,14 +217,19 @@ func dropsField(rule string) bool {
 	return rule == "existingFieldRemoval" || rule == "preserveUnknownFields"
 }
 
-// matchingCause is the first cause of a failed check's Status that lies at the finding's object field, as
-// "field: message", or "".
-func matchingCause(f crddiff.Finding, body json.RawMessage) string {
+// matchingCause is the first cause of a failed check's Status that lies at the finding's object field and is
+// the kind of failure the finding's rule makes (a new required field's "Required value", a rule's own message),
+// as "field: message", or "". Causes in pre, which the same write met under the old CRD, are not the
+// upgrade's doing and match nothing.
+func matchingCause(f crddiff.Finding, body json.RawMessage, pre map[string]bool) string {
 	st, ok := parseStatus(body)
 	if !ok || st.Details == nil {
 		return ""
 	}
 	for _, c := range st.Details.Causes {
+		if pre[c.Field+"\x00"+c.Message] {
+			continue
+		}
 		field := c.Field
 		if field == "<nil>" {
 			field = ""
@@ -225,6 +243,9 @@ func matchingCause(f crddiff.Finding, body json.RawMessage) string {
 		case f.ObjectPath == "" || !crddiff.MatchObjectPath(f.ObjectPath, field):
 			continue
 		}
+		if !causeFits(f, c.Type, c.Message) {
+			continue
+		}
 		if field == "" {
 			return c.Message
 		}
@@ -233,9 +254,52 @@ func matchingCause(f crddiff.Finding, body json.RawMessage) string {
 	return ""
 }
 
+// ruleWords are words of the messages kube-openapi's validation gives for each rule's failures
+// (k8s.io/kube-openapi/pkg/validation/errors), and of the field.ErrorList types apiextensions turns them into.
+var ruleWords = map[string][]string{
+	"maximum":       {"less than"},
+	"minimum":       {"greater than"},
+	"maxLength":     {"at most", "longer than", "Too long"},
+	"minLength":     {"at least", "shorter than"},
+	"maxItems":      {"at most", "Too many"},
+	"minItems":      {"at least"},
+	"maxProperties": {"at most", "Too many"},
+	"minProperties": {"at least"},
+	"pattern":       {"should match"},
+}
+
+// causeFits reports whether an API cause (its type and message) is the kind of failure a finding's rule makes.
+func causeFits(f crddiff.Finding, typ, msg string) bool {
+	switch f.Rule {
+	case "required":
+		return typ == "FieldValueRequired"
+	case "type", "nullable":
+		return typ == "FieldValueTypeInvalid"
+	case "enum":
+		return typ == "FieldValueNotSupported"
+	case "xValidations":
+		r := f.CEL
+		if r == nil || r.MessageExpression {
+			return typ != "FieldValueRequired" && typ != "FieldValueTypeInvalid" && typ != "FieldValueNotSupported"
+		}
+		if r.Message != "" {
+			return strings.Contains(msg, r.Message)
+		}
+		return strings.Contains(msg, "failed rule: "+r.Rule)
+	}
+	if words, ok := ruleWords[f.Rule]; ok {
+		for _, w := range words {
+			if strings.Contains(msg, w) {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
+
 // refusalCause is the cause of the new CRD's refusal that the finding names, as "field: message", or "".
-func (u *upgrader) refusalCause(f crddiff.Finding) string {
-	st := u.refusal
+func refusalCause(st *statusBody, f crddiff.Finding) string {
 	if st.Details == nil || len(st.Details.Causes) == 0 {
 		if f.Rule == "scope" || f.Rule == "storedVersionRemoval" {
 			return st.Message
@@ -248,7 +312,7 @@ func (u *upgrader) refusalCause(f crddiff.Finding) string {
 		case "scope":
 			match = match || c.Field == "spec.scope"
 		case "storedVersionRemoval":
-			match = match || strings.HasPrefix(c.Field, "status.storedVersions")
+			match = match || storedVersionCause(c.Field)
 		}
 		if match {
 			return c.Field + ": " + c.Message

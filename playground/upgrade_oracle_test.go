@@ -197,6 +197,9 @@ func TestUpgradeMatchesOracle(t *testing.T) {
 			var gotWho []string
 			for _, o := range up.Objects {
 				for _, ch := range o.Checks {
+					if ch.Op == "dryrun" {
+						continue // not a step of the recorded cases
+					}
 					got = append(got, ch)
 					gotWho = append(gotWho, o.Name)
 				}

@@ -183,15 +183,17 @@ func TestUpgradeBadInput(t *testing.T) {
 		crdStatus         int
 		wantObjects       int
 	}{
-		{"old text empty", "", c.new, c.objects, SourceOldCRDs, "NoCRD", "needs the old CRD", 0, 0},
+		{"old text empty", "", c.new, c.objects, SourceOldCRDs, "NoCRD", "needs the old CRD", 201, 0},
 		{"new text empty", c.old, "", c.objects, SourceCRDs, "NoCRD", "needs the new CRD", 0, 2},
 		{"new text broken YAML", c.old, "apiVersion: apiextensions.k8s.io/v1\nkind: [\n", c.objects, SourceCRDs, "YAMLSyntax", "", 400, 2},
-		{"two new CRDs", c.old, c.new + "---\n" + c.new, c.objects, SourceCRDs, "TooManyCRDs", "one CRD in each text", 200, 2},
-		{"two old CRDs", c.old + "---\n" + c.old, c.new, c.objects, SourceOldCRDs, "TooManyCRDs", "one CRD in each text", 200, 2},
+		{"two new CRDs of one name", c.old, c.new + "---\n" + c.new, c.objects, SourceCRDs, "DuplicateCRD", "given twice among the new CRDs", 200, 2},
+		{"two old CRDs of one name", c.old + "---\n" + c.old, c.new, c.objects, SourceOldCRDs, "AlreadyExists", "already exists", 200, 2},
+		// An old CRD the new text does not have is left as it is: its objects are stored (and not checked).
 		{"object of the old text's second CRD", c.old + "---\n" + strings.NewReplacer("widgets", "gadgets", "Widget", "Gadget", "widget", "gadget").Replace(c.old), c.new,
-			c.objects + "---\napiVersion: example.com/v1\nkind: Gadget\nmetadata:\n  name: g\n", SourceObjects, "NoKindMatch", "not the first CRD of the old text", 200, 2},
-		{"names differ", c.old, renamed, c.objects, SourceCRDs, "BadRequest", "does not match the name on the URL", 400, 2},
-		{"new text not a CRD", c.old, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n", c.objects, SourceCRDs, "", "", 400, 2},
+			c.objects + "---\napiVersion: example.com/v1\nkind: Gadget\nmetadata:\n  name: g\n", SourceObjects, "FieldValueInvalid", "less than or equal to 5", 200, 3},
+		// Paired by name: a new CRD of another name is added (this one is invalid), the old one is left.
+		{"names differ", c.old, renamed, c.objects, SourceCRDs, "FieldValueInvalid", "must be spec.names.plural", 422, 2},
+		{"new text not a CRD", c.old, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n", c.objects, SourceCRDs, "NoCRD", "holds no CustomResourceDefinition", 0, 2},
 		{"object of a kind no CRD serves", c.old, c.new, "apiVersion: example.com/v1\nkind: Gadget\nmetadata:\n  name: g\n", SourceObjects, "NoKindMatch", "no matches for kind", 200, 0},
 		{"object not YAML", c.old, c.new, "a: [\n", SourceObjects, "YAMLSyntax", "", 200, 0},
 		{"old CRD refused", strings.Replace(c.old, "scope: Namespaced", "scope: Sideways", 1), c.new, c.objects, SourceOldCRDs, "FieldValueNotSupported", "Sideways", 0, 0},
@@ -242,7 +244,7 @@ func TestUpgradeListItems(t *testing.T) {
 	for _, o := range res.Upgrade.Objects {
 		got = append(got, fmt.Sprintf("%d/%d %s/%s %d checks", o.Document, o.Item, o.Namespace, o.Name, len(o.Checks)))
 	}
-	want := []string{"0/1 default/x 2 checks", "0/2 default/z 2 checks"}
+	want := []string{"0/1 default/x 3 checks", "0/2 default/z 3 checks"} // get, dryrun, update
 	if !slices.Equal(got, want) {
 		t.Errorf("objects %q, want %q", got, want)
 	}

@@ -71,6 +71,17 @@ type Finding struct {
 	// object. Match it against an API error's cause with MatchObjectPath.
 	ObjectPath string `json:"objectPath,omitempty"`
 	Message    string `json:"message"`
+	// CEL is the rule an xValidations finding is about: its failures name it by its message, or by "failed
+	// rule: <rule>" without one.
+	CEL *CELRule `json:"cel,omitempty"`
+}
+
+// CELRule is an x-kubernetes-validations rule as its failures name it.
+type CELRule struct {
+	Rule    string `json:"rule"`
+	Message string `json:"message,omitempty"`
+	// MessageExpression is true when the rule's message is computed: any failure at its field may be it.
+	MessageExpression bool `json:"messageExpression,omitempty"`
 }
 
 // Compare returns the findings of the change from old to new, in a stable order: the CRD-wide rules first,
@@ -465,9 +476,10 @@ func (w *walker) xValidations(o, n *apiextensionsv1.JSONSchemaProps, np []yamlpo
 		if i < len(o.XValidations) && !newKeys[ruleKey(o.XValidations[i])] {
 			w.add("xValidations", Error, at, false, target, fmt.Sprintf("x-kubernetes-validations %s of %s changed from %q to %q",
 				kind, what(obj), o.XValidations[i].Rule, r.Rule))
-			continue
+		} else {
+			w.add("xValidations", Error, at, false, target, fmt.Sprintf("x-kubernetes-validations %s %q added to %s", kind, r.Rule, what(obj)))
 		}
-		w.add("xValidations", Error, at, false, target, fmt.Sprintf("x-kubernetes-validations %s %q added to %s", kind, r.Rule, what(obj)))
+		w.out[len(w.out)-1].CEL = &CELRule{Rule: r.Rule, Message: r.Message, MessageExpression: r.MessageExpression != ""}
 	}
 }
 

@@ -1,0 +1,158 @@
+package playground
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	yaml3 "go.yaml.in/yaml/v3"
+	"sigs.k8s.io/yaml"
+
+	"crdplay/playground/internal/yamlpos"
+)
+
+// A CRD text may be a release bundle: CRDs beside the Namespaces, RBAC, Deployments and admission policies an
+// install file or an operator bundle holds. The playground checks the CRDs and the objects they define; every
+// other document is listed once as not checked, never a reason to check nothing.
+
+// docMeta reads a document's apiVersion, kind and metadata.name from its parse tree, without converting it.
+func docMeta(d *yamlpos.Doc) (apiVersion, kind, name string) {
+	if d == nil || d.Root == nil {
+		return "", "", ""
+	}
+	return scalarAt(d.Root, "apiVersion"), scalarAt(d.Root, "kind"), scalarAt(d.Root, "metadata", "name")
+}
+
+// scalarAt is the plain scalar at a path of mapping keys under n, or "".
+func scalarAt(n *yaml3.Node, path ...string) string {
+	for _, key := range path {
+		if n == nil || n.Kind != yaml3.MappingNode {
+			return ""
+		}
+		var next *yaml3.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				next = n.Content[i+1]
+			}
+		}
+		n = next
+		if n != nil && n.Kind == yaml3.AliasNode {
+			n = n.Alias
+		}
+	}
+	if n == nil || n.Kind != yaml3.ScalarNode {
+		return ""
+	}
+	return n.Value
+}
+
+// otherKind reports whether d is a Kubernetes object of another kind than CustomResourceDefinition: a mapping
+// that names its kind, and not the CRD kind of apiextensions.k8s.io. A document without a kind, or that does
+// not parse, goes to the API, whose answer says what is wrong with it.
+func otherKind(d *yamlpos.Doc) bool {
+	if d.Err != nil || d.Root == nil || d.Root.Kind != yaml3.MappingNode {
+		return false
+	}
+	apiVersion, kind, _ := docMeta(d)
+	if kind == "" {
+		return false
+	}
+	group, _, _ := strings.Cut(apiVersion, "/")
+	return kind != "CustomResourceDefinition" || group != "apiextensions.k8s.io"
+}
+
+// notChecked is the note of a document of a CRD text that is not a CRD.
+func notChecked(src Source, d *yamlpos.Doc) Diagnostic {
+	apiVersion, kind, name := docMeta(d)
+	what := kind
+	if name != "" {
+		what += " " + name
+	}
+	if apiVersion != "" {
+		what += " (" + apiVersion + ")"
+	}
+	return Diagnostic{Source: src, Document: d.Index, Type: "NotChecked", Severity: SeverityInfo, Span: d.Start(), Exact: true,
+		Message: fmt.Sprintf("not checked: %s is not a CustomResourceDefinition; the playground checks CRDs and the objects they define", what)}
+}
+
+// builtinGroup reports whether an API group is one of Kubernetes' own (the core group "", the groups of
+// kube-apiserver and of the k8s.io projects), whose objects no CRD defines.
+func builtinGroup(group string) bool {
+	switch group {
+	case "", "apps", "batch", "autoscaling", "policy", "extensions":
+		return true
+	}
+	return group == "k8s.io" || strings.HasSuffix(group, ".k8s.io")
+}
+
+// serverSet are the metadata fields the API sets, which an object exported from a cluster (`kubectl get -o
+// yaml`) carries and a create must not: the API refuses a create with a resourceVersion.
+var serverSet = []string{"resourceVersion", "uid", "creationTimestamp", "generation", "managedFields", "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds"}
+
+// clusterCRD reads a CRD document as a cluster holds it: the JSON to create it with (without the fields the
+// API sets, and without status, which a create drops) and the status.storedVersions it carries (nil for
+// none). body is nil when the document has neither server-set fields nor status: it is then sent as it is.
+func clusterCRD(d *yamlpos.Doc) (body []byte, stored []string) {
+	if d.Err != nil || d.Root == nil || d.Root.Kind != yaml3.MappingNode {
+		return nil, nil
+	}
+	exported := false
+	for i := 0; i+1 < len(d.Root.Content); i += 2 {
+		switch k := d.Root.Content[i].Value; k {
+		case "status":
+			exported = true
+		case "metadata":
+			for _, f := range serverSet {
+				exported = exported || scalarAt(d.Root.Content[i+1], f) != "" || hasKey(d.Root.Content[i+1], f)
+			}
+		}
+	}
+	if !exported {
+		return nil, nil
+	}
+	j, err := yaml.YAMLToJSON([]byte(d.Source))
+	if err != nil {
+		return nil, nil
+	}
+	var m map[string]interface{}
+	dec := json.NewDecoder(bytes.NewReader(j))
+	dec.UseNumber()
+	if dec.Decode(&m) != nil || m == nil {
+		return nil, nil
+	}
+	if st, ok := m["status"].(map[string]interface{}); ok {
+		if vs, ok := st["storedVersions"].([]interface{}); ok {
+			stored = []string{}
+			for _, v := range vs {
+				if s, ok := v.(string); ok {
+					stored = append(stored, s)
+				}
+			}
+		}
+	}
+	delete(m, "status")
+	if md, ok := m["metadata"].(map[string]interface{}); ok {
+		for _, f := range serverSet {
+			delete(md, f)
+		}
+	}
+	b, err := json.Marshal(m)
+	if err != nil || len(b) >= maxRequestBytes {
+		return nil, stored
+	}
+	return b, stored
+}
+
+// hasKey reports whether the mapping n has key.
+func hasKey(n *yaml3.Node, key string) bool {
+	if n == nil || n.Kind != yaml3.MappingNode {
+		return false
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
+}
