@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -86,6 +87,7 @@ func (r *crRequest) store(ctx context.Context, obj *unstructured.Unstructured, d
 		if err := rest.BeforeCreate(r.vi.strategy, ctx, o); err != nil {
 			return nil, err
 		}
+		rv := o.GetResourceVersion() // the encoding clears it
 		data, err := r.encodeOwnedForStorage(o) // o is this attempt's copy
 		if err != nil {
 			// kube-apiserver passes encoding (conversion) errors through unwrapped: a 500 without a reason.
@@ -93,7 +95,10 @@ func (r *crRequest) store(ctx context.Context, obj *unstructured.Unstructured, d
 		}
 		key := r.key(r.info.Namespace, o.GetName())
 		if dryRun {
-			return r.dryRunCreate(ctx, key, o.GetName(), data, o)
+			return r.dryRunCreate(ctx, key, o.GetName(), rv, data, o)
+		}
+		if err := resourceVersionSetOnCreate(rv); err != nil {
+			return nil, err
 		}
 		rev, err := r.s.cfg.Storage.Create(ctx, key, data)
 		if err == nil {
@@ -112,8 +117,8 @@ func (r *crRequest) store(ctx context.Context, obj *unstructured.Unstructured, d
 }
 
 // dryRunCreate answers a dry-run create as the dry-run storage does: a name in use is a conflict as for a real
-// create, and the object, never stored, has no resourceVersion.
-func (r *crRequest) dryRunCreate(ctx context.Context, key, name string, data []byte, written *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+// create, and the object, never stored, has the resourceVersion its body had (none, unless it was exported).
+func (r *crRequest) dryRunCreate(ctx context.Context, key, name, rv string, data []byte, written *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	if _, err := r.s.cfg.Storage.Get(ctx, key); err == nil {
 		return nil, apierrors.NewAlreadyExists(r.gr(), name)
 	} else if !errors.Is(err, storage.ErrNotFound) {
@@ -121,9 +126,24 @@ func (r *crRequest) dryRunCreate(ctx context.Context, key, name string, data []b
 	}
 	out, err := r.storedResult(data, 0, written)
 	if err == nil {
-		out.SetResourceVersion("")
+		out.SetResourceVersion(rv)
 	}
 	return out, err
+}
+
+// errResourceVersionSetOnCreate is k8s.io/apiserver/pkg/storage's ErrResourceVersionSetOnCreate, with which
+// kube-apiserver's etcd3 store refuses a create whose object has a resourceVersion (a body exported with
+// kubectl get -o yaml): the registry passes it through unwrapped, so the client gets a 500 without a reason.
+var errResourceVersionSetOnCreate = errors.New("resourceVersion should not be set on objects to be created")
+
+// resourceVersionSetOnCreate is the etcd3 store's check of a create's resourceVersion: one that parses as a
+// non-zero number (APIObjectVersioner.ObjectResourceVersion) is refused; "0" and one that does not parse are
+// let through and cleared. The dry-run storage does not check it.
+func resourceVersionSetOnCreate(rv string) error {
+	if v, err := strconv.ParseUint(rv, 10, 64); err == nil && v != 0 {
+		return errResourceVersionSetOnCreate
+	}
+	return nil
 }
 
 // errTerminatingCreate is what kube-apiserver's admission answers to creates while the CRD is being deleted.
@@ -211,6 +231,9 @@ func (s *Server) createCRD(ctx context.Context, crd *apiextensionsv1.CustomResou
 	}
 	if dryRun {
 		return crd, nil
+	}
+	if err := resourceVersionSetOnCreate(crd.ResourceVersion); err != nil {
+		return nil, err
 	}
 	rev, err := s.cfg.Storage.Create(ctx, crdKey(crd.Name), data)
 	if err != nil {
