@@ -146,7 +146,11 @@ func (u *upgrader) run(stored map[string][]string) {
 	for i := 1; i < len(u.texts); i++ {
 		u.applyOld(i, stored)
 	}
-	if len(u.olds) == 0 {
+	unparsed := false
+	for _, d := range ev.res.Diagnostics {
+		unparsed = unparsed || (d.Type == "YAMLSyntax" && (d.Source == SourceOldCRDs || d.Source == SourceHistory))
+	}
+	if len(u.olds) == 0 && !unparsed {
 		msg := "the upgrade check needs the old CRDs: this text is empty"
 		if strings.TrimSpace(u.texts[len(u.texts)-1]) != "" {
 			msg = "the upgrade check needs the old CRDs: this text holds no CustomResourceDefinition"
@@ -487,6 +491,15 @@ func (u *upgrader) store(o *object) bool {
 	ev := u.ev
 	path := o.crd.path(o.ver, o.ns, "")
 	ct, body := o.body()
+	if md, _ := o.obj["metadata"].(map[string]interface{}); md != nil && md["resourceVersion"] != nil {
+		// Exported from the cluster (kubectl get -o yaml): the object is stored already there, and a create
+		// with its resourceVersion is refused by the storage layer; it is stored as created without one.
+		m := deepCopyMap(o.obj)
+		delete(m["metadata"].(map[string]interface{}), "resourceVersion")
+		if b, err := json.Marshal(m); err == nil {
+			ct, body = "application/json", b
+		}
+	}
 	r := ev.do(http.MethodPost, path, ct, "application/json", body)
 	if r.status >= 200 && r.status < 300 {
 		ev.record(o, "create", http.MethodPost, path, r, SeverityError)
@@ -633,6 +646,9 @@ func (u *upgrader) replaceCRD(p *pair) {
 			for _, diag := range statusDiagnostics(SourceCRDs, d, r, SeverityError, crdLocator(d)) {
 				atCELError(d, &diag)
 				if storedVersionCause(diag.Field) {
+					// The cause names the status; what the author changes is spec.versions.
+					at := d.Locate("spec.versions")
+					diag.Span, diag.Exact = at.Span, false
 					diag.Fix = migrationFix(p.name, before)
 				}
 				ev.diag(diag)
