@@ -87,7 +87,7 @@ func (r *crRequest) store(ctx context.Context, obj *unstructured.Unstructured, d
 		if err := rest.BeforeCreate(r.vi.strategy, ctx, o); err != nil {
 			return nil, err
 		}
-		rv := o.GetResourceVersion() // the encoding clears it
+		rv := o.GetResourceVersion()            // the encoding clears it
 		data, err := r.encodeOwnedForStorage(o) // o is this attempt's copy
 		if err != nil {
 			// kube-apiserver passes encoding (conversion) errors through unwrapped: a 500 without a reason.
