@@ -60,6 +60,9 @@ func (u *upgrader) findings(p *pair) {
 			Message: f.Message, Source: src, Document: doc.Index, Span: at.Span, Exact: at.Exact, Affected: affected, Evidence: evidence,
 			Refuses: refuses, Fix: fix}
 		u.rep.Findings = append(u.rep.Findings, out)
+		if p.refusal != nil && refuses {
+			fix = "" // the API's refusal, placed in the new CRD, says the next step
+		}
 		u.ev.diag(Diagnostic{Source: src, Text: text, Document: doc.Index, Field: f.Field, Type: f.Rule, Severity: out.Severity,
 			Message: f.Message + ": " + evidence, Span: at.Span, Exact: at.Exact, Fix: fix})
 	}
