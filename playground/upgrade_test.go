@@ -280,3 +280,131 @@ func TestChangedMapValues(t *testing.T) {
 		t.Error("a changed map value does not count as changed")
 	}
 }
+
+// bundleTexts are a release's CRDs as a cluster exported them (widgets with status.storedVersions
+// [v1alpha1, v1], gadgets, and a Namespace beside them) and the next release's (widgets without v1alpha1,
+// gadgets with a lowered maximum, sprockets added), from cmd/crdplay's testdata.
+func bundleTexts(t *testing.T) (old, new, objects string) {
+	t.Helper()
+	read := func(names ...string) string {
+		var parts []string
+		for _, n := range names {
+			b, err := os.ReadFile(filepath.Join("../cmd/crdplay/testdata/bundle", n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			parts = append(parts, string(b))
+		}
+		return strings.Join(parts, "\n---\n")
+	}
+	return read("old/widgets.yaml", "old/gadgets.yaml"), read("new/widgets.yaml", "new/gadgets.yaml", "new/sprockets.yaml"), read("objects/stored.yaml", "objects/operator.yaml")
+}
+
+// TestUpgradeBundle: CRDs are paired by name; the CRD the new text adds is created, the one it lacks left
+// alone; documents that are not CRDs are noted once each, not sent; an exported CRD's stored versions make
+// the API refuse the new CRD that drops one, as a real cluster does (testdata/upgrade/version-removed-while-
+// stored records the same refusal).
+func TestUpgradeBundle(t *testing.T) {
+	old, new, objects := bundleTexts(t)
+	res, err := NewSession(Options{}).Evaluate(context.Background(), Input{Mode: ModeUpgrade, OldCRDs: &old, CRDs: &new, Objects: objects})
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := res.Upgrade
+	var got []string
+	for _, c := range up.CRDs {
+		got = append(got, fmt.Sprintf("%s %s %d %q", c.Name, c.Change, c.Status, c.StoredVersions))
+	}
+	want := []string{
+		`widgets.example.com updated 422 ["v1alpha1" "v1"]`,
+		`gadgets.example.com updated 200 ["v1"]`,
+		`sprockets.example.com added 201 []`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("CRDs:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if up.Verdict != "refused" {
+		t.Errorf("verdict %q (%s), want refused", up.Verdict, up.Summary)
+	}
+	notChecked := 0
+	for _, d := range res.Diagnostics {
+		if d.Type == "NotChecked" {
+			notChecked++
+			if d.Severity != SeverityInfo || d.Line < 1 {
+				t.Errorf("not-checked note %+v", d)
+			}
+		}
+	}
+	// Namespace (old), ValidatingAdmissionPolicy (old), Namespace (new), Deployment (objects).
+	if notChecked != 4 {
+		t.Errorf("%d not-checked notes, want 4", notChecked)
+	}
+	// The gadgets are checked against the new gadgets CRD; the widget, whose CRD update was refused, is not.
+	checked := map[string]int{}
+	for _, o := range up.Objects {
+		checked[o.CRD+"/"+o.Name] = len(o.Checks)
+	}
+	if checked["gadgets.example.com/big"] == 0 || checked["gadgets.example.com/small"] == 0 || checked["widgets.example.com/w1"] != 0 {
+		t.Errorf("checks per object: %v", checked)
+	}
+}
+
+// TestUpgradeMigrate: Input.Migrate runs the storage migration the refusal asks for, through the API (every
+// stored widget rewritten in v1, status.storedVersions set to [v1]), and the new CRD sent again is accepted,
+// as the "Versions in CustomResourceDefinitions" page says; the stored objects are then checked.
+func TestUpgradeMigrate(t *testing.T) {
+	old, new, objects := bundleTexts(t)
+	res, err := NewSession(Options{}).Evaluate(context.Background(), Input{Mode: ModeUpgrade, OldCRDs: &old, CRDs: &new, Objects: objects, Migrate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := res.Upgrade
+	if len(up.Migrations) != 1 {
+		t.Fatalf("migrations %+v, want one", up.Migrations)
+	}
+	m := up.Migrations[0]
+	if m.CRD != "widgets.example.com" || m.To != "v1" || m.Rewritten != 1 || len(m.Failed) != 0 || m.Status != 200 || m.Retry.Status != 200 {
+		t.Errorf("migration %+v", m)
+	}
+	for _, o := range up.Objects {
+		if o.CRD == "widgets.example.com" && len(o.Checks) == 0 {
+			t.Errorf("widget %s not checked after the migration", o.Name)
+		}
+	}
+}
+
+// TestUpgradeHistory: a release history applied in turn accumulates stored versions; the same CRD from git,
+// alone, has only its storage version, and Input.StoredVersions names them explicitly.
+func TestUpgradeHistory(t *testing.T) {
+	read := func(n string) string {
+		b, err := os.ReadFile(filepath.Join("../cmd/crdplay/testdata/history", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	r1, r2, r3, objs := read("r1.yaml"), read("r2.yaml"), read("r3.yaml"), read("widgets.yaml")
+	tests := []struct {
+		name    string
+		in      Input
+		status  int
+		storedV []string
+	}{
+		{"history", Input{History: []string{r1}, OldCRDs: &r2, CRDs: &r3, Objects: objs}, 422, []string{"v1alpha1", "v1"}},
+		{"from git", Input{OldCRDs: &r2, CRDs: &r3, Objects: objs}, 200, []string{"v1"}},
+		{"named", Input{OldCRDs: &r2, CRDs: &r3, Objects: objs, StoredVersions: map[string][]string{"widgets.example.com": {"v1alpha1", "v1"}}}, 422, []string{"v1alpha1", "v1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.in.Mode = ModeUpgrade
+			res, err := NewSession(Options{}).Evaluate(context.Background(), tt.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := res.Upgrade.CRD
+			if c.Status != tt.status || !slices.Equal(c.StoredVersions, tt.storedV) {
+				t.Errorf("new CRD %d with stored versions %q before; want %d, %q", c.Status, c.StoredVersions, tt.status, tt.storedV)
+			}
+		})
+	}
+}
