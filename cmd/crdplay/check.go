@@ -13,22 +13,29 @@ import (
 	"crdplay/playground"
 )
 
+// checkOptions are the flags of `crdplay check`.
+type checkOptions struct {
+	old, new, crd, storedVersions                []string
+	output, namespace, fieldValidation, emulated string
+	strict                                       bool
+}
+
 // check is `crdplay check`.
-func check(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func check(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("crdplay check", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var o struct {
-		old, new, crd, output, namespace, fieldValidation, emulated string
-	}
-	fs.StringVar(&o.old, "old", "", "the old CRD's file: check the upgrade from it to --new, with the objects stored under it")
-	fs.StringVar(&o.new, "new", "", "the CRD's file (the new CRD with --old)")
-	fs.StringVar(&o.crd, "crd", "", "the same as --new")
-	fs.StringVarP(&o.output, "output", "o", "text", "output format: text (file:line:column: severity: message) or json")
+	var o checkOptions
+	fs.StringArrayVar(&o.old, "old", nil, "the CRDs the cluster holds (a file, a directory or - for standard input): check the upgrade from them to --new, with the objects stored under them; repeat it for a release history, oldest first")
+	fs.StringArrayVar(&o.new, "new", nil, "the CRDs to check (the new CRDs with --old): a file, a directory or -; may be repeated")
+	fs.StringArrayVar(&o.crd, "crd", nil, "the same as --new")
+	fs.StringArrayVar(&o.storedVersions, "stored-versions", nil, "an old CRD's status.storedVersions, as NAME=v1alpha1,v1 (default: the exported CRD's status, else its storage version); may be repeated")
+	fs.BoolVar(&o.strict, "strict", false, "static findings are errors even when no stored object shows them biting (crdify's defaults)")
+	fs.StringVarP(&o.output, "output", "o", "text", "output format: text (file:line:column: severity: message), json, github (workflow commands: annotations on the diff) or junit")
 	fs.StringVarP(&o.namespace, "namespace", "n", "default", "the namespace of namespaced objects that name none")
 	fs.StringVar(&o.fieldValidation, "field-validation", "Strict", "the writes' fieldValidation: Strict (kubectl's default), Warn or Ignore")
 	fs.StringVar(&o.emulated, "emulated-version", "", "answer as Kubernetes 1.34 to 1.37 does, as kube-apiserver's --emulated-version (default: the newest)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: crdplay check [--old OLD.yaml] --new NEW.yaml [OBJECTS.yaml ...] [-o text|json]\n\n%s", fs.FlagUsages())
+		fmt.Fprintf(stderr, "Usage: crdplay check [--old OLD ...] --new NEW [OBJECTS ...] [-o text|json|github|junit]\n\n%s", fs.FlagUsages())
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -41,57 +48,74 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return exitInput
 	}
-	newName := o.new
-	switch {
-	case o.new != "" && o.crd != "" && o.new != o.crd:
-		return usageErr("--new and --crd are the same flag: give one")
-	case newName == "":
-		newName = o.crd
+	// Messages name the flag the user typed.
+	newFlag := "--new"
+	if len(o.new) == 0 && len(o.crd) > 0 {
+		newFlag = "--crd"
 	}
-	if newName == "" {
+	newNames := append(append([]string(nil), o.new...), o.crd...)
+	if len(newNames) == 0 {
 		return usageErr("--new (or --crd) is required")
 	}
-	if o.output != "text" && o.output != "json" {
-		return usageErr(fmt.Sprintf("-o %q: want text or json", o.output))
+	switch o.output {
+	case "text", "json", "github", "junit":
+	default:
+		return usageErr(fmt.Sprintf("-o %q: want text, json, github or junit", o.output))
 	}
 	switch o.fieldValidation {
 	case "Strict", "Warn", "Ignore":
 	default:
 		return usageErr(fmt.Sprintf("--field-validation %q: want Strict, Warn or Ignore", o.fieldValidation))
 	}
+	stored := map[string][]string{}
+	for _, sv := range o.storedVersions {
+		name, list, ok := strings.Cut(sv, "=")
+		if !ok || name == "" || list == "" {
+			return usageErr(fmt.Sprintf("--stored-versions %q: want NAME=VERSION[,VERSION...]", sv))
+		}
+		stored[name] = strings.Split(list, ",")
+	}
 
-	c := &checker{upgrade: o.old != "", rep: &Report{Version: ReportVersion, Mode: "create"}}
+	c := &checker{upgrade: len(o.old) > 0, newFlag: newFlag, rep: &Report{Version: ReportVersion, Mode: "create"}, stdin: stdin}
 	if c.upgrade {
 		c.rep.Mode = "upgrade"
 	}
 	rep := c.rep
 	write := func() int {
-		var order []string
-		if c.upgrade {
-			order = append(order, o.old)
-		}
-		order = append(append(order, newName), fs.Args()...)
-		rep.finish(order)
-		if o.output == "json" {
+		rep.finish(c.fileOrder())
+		switch o.output {
+		case "json":
 			if err := rep.writeJSON(stdout); err != nil {
 				fmt.Fprintf(stderr, "crdplay: %v\n", err)
 				return exitInput
 			}
-		} else {
+		case "github":
+			rep.writeGitHub(stdout)
+		case "junit":
+			if err := rep.writeJUnit(stdout); err != nil {
+				fmt.Fprintf(stderr, "crdplay: %v\n", err)
+				return exitInput
+			}
+		default:
 			rep.writeText(stdout, stderr)
 		}
 		return rep.ExitCode
 	}
 
-	if !c.read(o.old, newName, fs.Args()) {
+	if !c.read(o.old, newNames, fs.Args()) {
 		return write()
 	}
-	objects, parts := joinObjects(c.objects)
-	c.parts, c.joined = parts, objects
-	in := playground.Input{CRDs: &c.new.text, Objects: objects, Mode: playground.ModeCreate,
-		FieldValidation: o.fieldValidation, Namespace: o.namespace}
+	in := playground.Input{CRDs: &c.new.text, Objects: c.objects.text, Mode: playground.ModeCreate,
+		FieldValidation: o.fieldValidation, Namespace: o.namespace, ClientJSON: true}
 	if c.upgrade {
-		in.Mode, in.OldCRDs = playground.ModeUpgrade, &c.old.text
+		last := c.olds[len(c.olds)-1]
+		in.Mode, in.OldCRDs, in.Strict = playground.ModeUpgrade, &last.text, o.strict
+		for _, h := range c.olds[:len(c.olds)-1] {
+			in.History = append(in.History, h.text)
+		}
+		if len(stored) > 0 {
+			in.StoredVersions = stored
+		}
 	}
 	res, err := playground.NewSession(playground.Options{UserAgent: "crdplay", EmulatedVersion: o.emulated}).Evaluate(ctx, in)
 	if err != nil {
@@ -102,97 +126,142 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return write()
 }
 
+// joined is the files given for one role (a release's CRDs, the objects) put one after the other, each its
+// own documents, as the playground takes one text: positions in it are turned back into file positions.
+type joined struct {
+	files []*file
+	text  string
+	parts []part
+	crds  []crdDoc
+	// unparsed counts the documents that are not YAML, which may be what defines a kind.
+	unparsed int
+}
+
+func join(files []*file) *joined {
+	text, parts := joinObjects(files)
+	return &joined{files: files, text: text, parts: parts}
+}
+
+// locate is a span of the joined text in its file.
+func (j *joined) locate(line, col, endLine, endCol int) Position {
+	p := Position{Line: line, Column: col, EndLine: endLine, EndColumn: endCol}
+	var endFile string
+	p.File, p.Line = locate(j.parts, line)
+	if endFile, p.EndLine = locate(j.parts, endLine); endFile != p.File || endLine == 0 {
+		p.EndLine, p.EndColumn = 0, 0
+	}
+	return p
+}
+
 // checker holds one check's inputs and report.
 type checker struct {
-	upgrade          bool
-	old, new         *file
-	objects          []*file
-	parts            []part
-	joined           string // the object text the evaluation got
-	oldCRDs, newCRDs []crdDoc
-	// unparsed is true when a CRD file has a document that is not YAML, which may be what defines a kind.
-	unparsed bool
-	rep      *Report
+	upgrade bool
+	newFlag string
+	stdin   io.Reader
+	// olds are the --old releases, oldest first; new the --new CRDs; objects the object files.
+	olds    []*joined
+	new     *joined
+	objects *joined
+	// order is every file in the order given, for sorting diagnostics.
+	order []string
+	rep   *Report
 }
 
 func (c *checker) problem(d Diagnostic) { c.rep.Diagnostics = append(c.rep.Diagnostics, d) }
 
-// read reads the files and checks what the evaluation cannot: that --old and --new hold CRDs, the same one
-// for an upgrade. It reports whether the check can go on.
-func (c *checker) read(oldName, newName string, objectNames []string) bool {
+func (c *checker) fileOrder() []string { return c.order }
+
+// read reads the inputs (files, directories, standard input) and checks what the evaluation cannot: that
+// the CRD inputs hold CRDs. It reports whether the check can go on.
+func (c *checker) read(oldNames, newNames, objectNames []string) bool {
 	ok := true
-	readOne := func(name string) *file {
-		f, d := readFile(name)
-		if d != nil {
-			c.problem(*d)
+	var stdinUsed bool
+	expand := func(names []string, flag string) []*file {
+		files, probs := expandOperands(names, c.stdinFor(&stdinUsed, names), flag)
+		for _, f := range files {
+			c.order = append(c.order, f.name)
+		}
+		if len(probs) > 0 {
+			c.rep.Diagnostics = append(c.rep.Diagnostics, probs...)
 			ok = false
 		}
-		return f
+		return files
 	}
-	if c.upgrade {
-		c.old = readOne(oldName)
+	for _, name := range oldNames {
+		c.olds = append(c.olds, join(expand([]string{name}, "--old")))
 	}
-	c.new = readOne(newName)
-	for _, name := range objectNames {
-		if f := readOne(name); f != nil {
-			c.objects = append(c.objects, f)
-		}
-	}
+	c.new = join(expand(newNames, c.newFlag))
+	c.objects = join(expand(objectNames, ""))
 	if !ok {
 		return false
 	}
-	var probs []Diagnostic
-	c.newCRDs, probs = readCRDs(c.new, "--new")
-	c.rep.Diagnostics = append(c.rep.Diagnostics, probs...)
-	if c.upgrade {
-		var oldProbs []Diagnostic
-		c.oldCRDs, oldProbs = readCRDs(c.old, "--old")
-		c.rep.Diagnostics = append(c.rep.Diagnostics, oldProbs...)
-		probs = append(probs, oldProbs...)
-	}
-	if len(probs) > 0 {
-		return false
-	}
-	one := func(f *file, crds []crdDoc, flag string) bool {
-		switch {
-		case len(crds) == 1:
-			return true
-		case len(crds) == 0 && f.unparsed > 0:
-			return true // the evaluation places the parser's errors
+	need := func(j *joined, flag string) {
+		for _, f := range j.files {
+			crds, unparsed := readCRDs(f)
+			j.crds = append(j.crds, crds...)
+			j.unparsed += unparsed
 		}
-		msg := fmt.Sprintf("%s holds no CustomResourceDefinition", flag)
-		pos := Position{File: f.name}
-		if len(crds) > 1 {
-			msg = fmt.Sprintf("%s holds %d CustomResourceDefinitions; an upgrade check takes one old and one new CRD", flag, len(crds))
-			pos = crds[1].at("kind")
+		if len(j.crds) == 0 && j.unparsed == 0 {
+			names := make([]string, len(j.files))
+			for i, f := range j.files {
+				names[i] = f.name
+			}
+			pos := Position{}
+			if len(names) > 0 {
+				pos.File = names[0]
+			}
+			c.problem(Diagnostic{Position: pos, Severity: "error", Type: "NoCRD", Input: true,
+				Message: fmt.Sprintf("%s (%s) holds no CustomResourceDefinition", flag, strings.Join(names, ", "))})
+			ok = false
 		}
-		c.problem(Diagnostic{Position: pos, Severity: "error", Type: "CRDMismatch", Message: msg, Input: true})
-		return false
 	}
-	if !c.upgrade {
-		if len(c.newCRDs) == 0 && c.new.unparsed == 0 {
-			c.problem(Diagnostic{Position: Position{File: c.new.name}, Severity: "error", Type: "CRDMismatch", Input: true,
-				Message: "--new holds no CustomResourceDefinition"})
-			return false
+	for _, j := range c.olds {
+		need(j, "--old")
+	}
+	need(c.new, c.newFlag)
+	return ok
+}
+
+// stdinFor gives standard input to the first expansion that names "-"; later ones get none, and
+// expandOperands says it was given twice.
+func (c *checker) stdinFor(used *bool, names []string) io.Reader {
+	for _, n := range names {
+		if n == "-" {
+			if *used {
+				return nil
+			}
+			*used = true
+			return c.stdin
 		}
-		return true
 	}
-	oldOK, newOK := one(c.old, c.oldCRDs, "--old"), one(c.new, c.newCRDs, "--new")
-	if !oldOK || !newOK || len(c.oldCRDs) != 1 || len(c.newCRDs) != 1 {
-		return oldOK && newOK
-	}
-	if o, n := c.oldCRDs[0], c.newCRDs[0]; o.name != n.name {
-		c.problem(Diagnostic{Position: n.at("metadata", "name"), Severity: "error", Type: "CRDMismatch", Input: true,
-			Message: fmt.Sprintf("the new CRD is %q but the old one (%s) is %q: an upgrade check compares two versions of one CRD",
-				n.name, o.at("metadata", "name"), o.name)})
-		return false
-	}
-	return true
+	return c.stdin
 }
 
 // inputTypes are the playground's diagnostic types for input that cannot be sent at all.
 var inputTypes = map[string]bool{"YAMLSyntax": true, "NotAnObject": true, "MissingKind": true, "TooLarge": true,
-	"NoCRD": true, "TooManyCRDs": true}
+	"NoCRD": true, "StoredVersions": true, "DuplicateCRD": true}
+
+// textOf is the joined text a playground diagnostic's source and text index name.
+func (c *checker) textOf(src playground.Source, text int) *joined {
+	switch src {
+	case playground.SourceOldCRDs:
+		if len(c.olds) > 0 {
+			return c.olds[len(c.olds)-1]
+		}
+	case playground.SourceHistory:
+		if text >= 0 && text < len(c.olds) {
+			return c.olds[text]
+		}
+	case playground.SourceObjects, playground.SourceOldObjects:
+		return c.objects
+	}
+	return c.new
+}
+
+// position places a span of an editor's text in its file.
+func (c *checker) position(src playground.Source, text int, s playground.Span) Position {
+	return c.textOf(src, text).locate(s.Line, s.Column, s.EndLine, s.EndColumn)
+}
 
 // report turns the evaluation into the report: every answer placed in its file.
 func (c *checker) report(res *playground.Result) {
@@ -211,11 +280,6 @@ func (c *checker) report(res *playground.Result) {
 		}
 	}
 
-	for _, d := range res.Diagnostics {
-		if d.Type == "YAMLSyntax" && (d.Source == playground.SourceCRDs || d.Source == playground.SourceOldCRDs) {
-			c.unparsed = true
-		}
-	}
 	// A finding's diagnostic is at its place in the CRD text, with its rule as the type.
 	type at struct {
 		src         playground.Source
@@ -228,9 +292,10 @@ func (c *checker) report(res *playground.Result) {
 			affected[at{f.Source, f.Rule, f.Field, f.Line, f.Column}] = f.Affected
 		}
 	}
+	seen := map[string]bool{}
 	for _, d := range res.Diagnostics {
-		out := Diagnostic{Affected: affected[at{d.Source, d.Type, d.Field, d.Line, d.Column}], Position: c.position(d.Source, d.Span), Severity: string(d.Severity), Type: d.Type, Field: d.Field,
-			Message: d.Message, Input: inputTypes[d.Type]}
+		out := Diagnostic{Affected: affected[at{d.Source, d.Type, d.Field, d.Line, d.Column}], Position: c.position(d.Source, d.Text, d.Span),
+			Severity: string(d.Severity), Type: d.Type, Field: d.Field, Message: d.Message, Fix: d.Fix, Input: inputTypes[d.Type]}
 		if d.Source == playground.SourceObjects {
 			k := key{d.Document, d.Item}
 			o := objects[k]
@@ -245,15 +310,24 @@ func (c *checker) report(res *playground.Result) {
 				c.noKindMatch(&out, o)
 			}
 		}
+		if out.Type == "NotChecked" {
+			c.notChecked(out, d, objects[key{d.Document, d.Item}])
+		}
+		// The same problem met twice at one place (a warning every request of a check carries) is said once.
+		k := out.Position.String() + "\x00" + out.Severity + "\x00" + out.Field + "\x00" + out.Message + "\x00" + objectKey(out.Object)
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
 		c.rep.Diagnostics = append(c.rep.Diagnostics, out)
 	}
 
 	for _, r := range res.CRDs {
-		c.rep.CRDs = append(c.rep.CRDs, CRD{Position: Position{File: c.new.name, Line: r.StartLine}, Name: r.Name, Status: r.Status,
+		c.rep.CRDs = append(c.rep.CRDs, CRD{Position: c.new.locate(r.StartLine, 0, 0, 0), Name: r.Name, Status: r.Status,
 			Accepted: r.Accepted, Message: statusMessage(r.Error)})
 	}
 	docs := map[int]doc{} // the object text's documents by their first line
-	for _, d := range splitDocs(&file{text: c.joined}) {
+	for _, d := range splitDocs(&file{text: c.objects.text}) {
 		docs[d.start] = d
 	}
 	for i := range res.Objects {
@@ -268,82 +342,133 @@ func (c *checker) report(res *playground.Result) {
 				line = d.itemLine(o.Item - 1)
 			}
 		}
-		file, line := locate(c.parts, line)
+		file, line := locate(c.objects.parts, line)
 		obj := Object{Position: Position{File: file, Line: line}, APIVersion: o.APIVersion, Kind: o.Kind, Namespace: o.Namespace,
 			Name: o.Name, Status: o.Status, Accepted: o.Accepted}
 		if !o.Accepted {
 			obj.Message = statusMessage(o.Response)
 		}
 		if u := upgraded[key{o.Document, o.Item}]; u != nil {
+			obj.CRD = u.CRD
 			obj.Seeded, obj.SeedReason = u.Seeded, u.SeedReason
 			for _, ch := range u.Checks {
 				obj.Checks = append(obj.Checks, Check{Version: ch.Version, Op: ch.Op, Status: ch.Status,
-					Message: statusMessage(ch.Error), Warnings: nonNil(ch.Warnings)})
+					Message: checkMessage(ch), Warnings: nonNil(ch.Warnings)})
+			}
+			for _, ch := range u.Before {
+				obj.Before = append(obj.Before, Check{Version: ch.Version, Op: ch.Op, Status: ch.Status,
+					Message: checkMessage(ch), Warnings: nonNil(ch.Warnings)})
 			}
 		}
 		c.rep.Objects = append(c.rep.Objects, obj)
 	}
 
 	if u := res.Upgrade; u != nil {
-		up := &Upgrade{Findings: []Finding{}}
-		up.CRD.Position = Position{File: c.new.name, Line: 1}
-		if len(c.newCRDs) == 1 {
-			up.CRD.Position = Position{File: c.new.name, Line: c.newCRDs[0].firstLine(), Column: 1}
+		up := &Upgrade{Findings: []Finding{}, CRDs: []UpgradeCRD{}, Verdict: u.Verdict, Summary: u.Summary}
+		for _, r := range u.CRDs {
+			uc := UpgradeCRD{Position: c.textOf(r.Source, 0).locate(r.Line, 1, 0, 0), Name: r.Name, Change: r.Change, Status: r.Status,
+				Accepted: r.Accepted, Message: statusMessage(r.Error), Warnings: nonNil(r.Warnings), StoredVersions: r.StoredVersions, Objects: r.Objects}
+			up.CRDs = append(up.CRDs, uc)
 		}
-		up.CRD.Name, up.CRD.Status, up.CRD.Accepted = u.CRD.Name, u.CRD.Status, u.CRD.Accepted
-		up.CRD.Message, up.CRD.Warnings = statusMessage(u.CRD.Error), nonNil(u.CRD.Warnings)
+		if len(up.CRDs) > 0 {
+			up.CRD = up.CRDs[0]
+		}
+		for _, m := range u.Migrations {
+			up.Migrations = append(up.Migrations, Migration{CRD: m.CRD, From: m.From, To: m.To, Rewritten: m.Rewritten, Failed: m.Failed,
+				Status: m.Status, RetryStatus: m.Retry.Status, RetryMessage: statusMessage(m.Retry.Error)})
+		}
 		for _, f := range u.Findings {
-			up.Findings = append(up.Findings, Finding{Position: c.position(f.Source, f.Span), Rule: f.Rule, Severity: string(f.Severity),
-				Version: f.Version, Field: f.Field, ObjectPath: f.ObjectPath, Message: f.Message, Affected: nonNil(f.Affected), Evidence: f.Evidence})
+			up.Findings = append(up.Findings, Finding{Position: c.position(f.Source, 0, f.Span), CRD: f.CRD, Rule: f.Rule, Severity: string(f.Severity),
+				Version: f.Version, Field: f.Field, ObjectPath: f.ObjectPath, Message: f.Message, Affected: nonNil(f.Affected), Evidence: f.Evidence,
+				Refuses: f.Refuses, Fix: f.Fix})
 		}
 		c.rep.Upgrade = up
 	}
 }
 
-// noKindMatch tells an object of a kind no CRD defines (an input problem) from one whose CRD is defined
-// but was refused or did not parse, which the CRD's own diagnostics explain.
+func objectKey(o *ObjectRef) string {
+	if o == nil {
+		return ""
+	}
+	return o.String()
+}
+
+// notChecked lists a document that is neither a CRD nor an object of one, once.
+func (c *checker) notChecked(d Diagnostic, pd playground.Diagnostic, o *playground.ObjectResult) {
+	nc := NotChecked{Position: Position{File: d.File, Line: d.Line}, Reason: d.Message}
+	if o != nil {
+		nc.APIVersion, nc.Kind, nc.Name = o.APIVersion, o.Kind, o.Name
+	}
+	if pd.Source != playground.SourceObjects {
+		// A document of a CRD input: its kind and name are in the message; read them from the file.
+		if doc, ok := c.docAt(d.File, d.Line); ok {
+			var m map[string]any
+			if yamlUnmarshal(doc.src, &m) == nil {
+				nc.APIVersion, nc.Kind, nc.Name = str(m, "apiVersion"), str(m, "kind"), str(m, "metadata", "name")
+			}
+		}
+	}
+	c.rep.NotChecked = append(c.rep.NotChecked, nc)
+}
+
+// docAt is the document of a file that holds a line.
+func (c *checker) docAt(name string, line int) (doc, bool) {
+	all := append(append([]*joined{c.new, c.objects}, c.olds...), nil)
+	for _, j := range all {
+		if j == nil {
+			continue
+		}
+		for _, f := range j.files {
+			if f.name != name {
+				continue
+			}
+			for _, d := range splitDocs(f) {
+				if line >= d.start && line <= d.end {
+					return d, true
+				}
+			}
+		}
+	}
+	return doc{}, false
+}
+
+// noKindMatch tells an object of a kind no CRD given defines (a document beside the custom resources, or a
+// custom resource whose CRD is not given: not checked) from one whose CRD is given but was refused or does
+// not serve that version, which is an error.
 func (c *checker) noKindMatch(d *Diagnostic, o *playground.ObjectResult) {
 	d.Field = "" // the position is the kind's
 	if o.Kind == "CustomResourceDefinition" {
 		d.Input = true
-		d.Message = "a CustomResourceDefinition among the objects: give CRDs with --new (and --old)"
+		d.Message = fmt.Sprintf("a CustomResourceDefinition among the objects: give CRDs with %s (and --old)", c.newFlag)
 		return
 	}
-	files := c.new.name
+	var all []crdDoc
+	flags := c.newFlag
 	if c.upgrade {
-		files = c.old.name + " or " + c.new.name
+		flags = "--old or " + c.newFlag
 	}
-	if defines(c.newCRDs, o.APIVersion, o.Kind) || defines(c.oldCRDs, o.APIVersion, o.Kind) || c.unparsed {
+	for _, j := range append([]*joined{c.new}, c.olds...) {
+		all = append(all, j.crds...)
+	}
+	unparsed := c.new.unparsed
+	for _, j := range c.olds {
+		unparsed += j.unparsed
+	}
+	switch {
+	case defines(all, o.APIVersion, o.Kind) || unparsed > 0:
 		if c.upgrade {
-			// The objects are stored under the old CRD.
-			d.Message = fmt.Sprintf("no CRD serves kind %s in %s: the API did not accept the old CRD in %s", o.Kind, o.APIVersion, c.old.name)
+			// The objects are stored under the old CRDs.
+			d.Message = fmt.Sprintf("no CRD serves kind %s in %s: the API did not accept the old CRD of --old", o.Kind, o.APIVersion)
 			return
 		}
-		d.Message = fmt.Sprintf("no CRD serves kind %s in %s: the API did not accept its CRD in %s", o.Kind, o.APIVersion, files)
-		return
-	}
-	d.Input = true
-	d.Message = fmt.Sprintf("no CRD in %s defines kind %s in %s", files, o.Kind, o.APIVersion)
-}
-
-// position places a span of an editor's text in its file.
-func (c *checker) position(src playground.Source, s playground.Span) Position {
-	p := Position{Line: s.Line, Column: s.Column, EndLine: s.EndLine, EndColumn: s.EndColumn}
-	switch src {
-	case playground.SourceOldCRDs:
-		if c.old != nil {
-			p.File = c.old.name
-		}
-	case playground.SourceObjects, playground.SourceOldObjects:
-		var endFile string
-		p.File, p.Line = locate(c.parts, s.Line)
-		if endFile, p.EndLine = locate(c.parts, s.EndLine); endFile != p.File {
-			p.EndLine, p.EndColumn = 0, 0
-		}
+		d.Message = fmt.Sprintf("no CRD serves kind %s in %s: the API did not accept its CRD in %s", o.Kind, o.APIVersion, flags)
+	case definesGroup(all, o.APIVersion):
+		d.Input = true
+		d.Message = fmt.Sprintf("no CRD in %s defines kind %s in %s", flags, o.Kind, o.APIVersion)
 	default:
-		p.File = c.new.name
+		d.Type, d.Severity = "NotChecked", "info"
+		d.Message = fmt.Sprintf("not checked: no CRD in %s defines %s (%s)", flags, o.Kind, o.APIVersion)
 	}
-	return p
 }
 
 // checksSaying names the checks of a stored object whose answer says what d says ("update v1, status
@@ -366,10 +491,10 @@ func checksSaying(checks []playground.UpgradeCheck, d playground.Diagnostic) str
 				} `json:"details"`
 			}
 			if json.Unmarshal(c.Error, &st) == nil {
-				hit = hit || strings.Contains(st.Message, d.Message)
+				hit = hit || (st.Message != "" && strings.Contains(d.Message, st.Message))
 				if st.Details != nil {
 					for _, cause := range st.Details.Causes {
-						hit = hit || (cause.Field == d.Field && cause.Message == d.Message)
+						hit = hit || (cause.Field == d.Field && strings.HasPrefix(d.Message, cause.Message))
 					}
 				}
 			}
@@ -379,6 +504,34 @@ func checksSaying(checks []playground.UpgradeCheck, d playground.Diagnostic) str
 		}
 	}
 	return strings.Join(names, ", ")
+}
+
+// checkMessage is a check's Status message. A dry-run create's names the name the API generated for it,
+// which changes from run to run: its causes ("field: message"), which do not, are said instead.
+func checkMessage(ch playground.UpgradeCheck) string {
+	if ch.Op != "dryrun" || len(ch.Error) == 0 {
+		return statusMessage(ch.Error)
+	}
+	var st struct {
+		Details *struct {
+			Causes []struct {
+				Field   string `json:"field"`
+				Message string `json:"message"`
+			} `json:"causes"`
+		} `json:"details"`
+	}
+	if json.Unmarshal(ch.Error, &st) != nil || st.Details == nil || len(st.Details.Causes) == 0 {
+		return statusMessage(ch.Error)
+	}
+	var parts []string
+	for _, c := range st.Details.Causes {
+		if c.Field == "" || c.Field == "<nil>" {
+			parts = append(parts, c.Message)
+		} else {
+			parts = append(parts, c.Field+": "+c.Message)
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // statusMessage is the message of an API Status body; "" for none.

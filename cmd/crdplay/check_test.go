@@ -18,46 +18,72 @@ import (
 var cases = []struct {
 	name string
 	args string
+	// stdin is a file given as standard input ("-" among the args reads it).
+	stdin string
 }{
 	// create: kubectl create -f's job with the engine's answers.
-	{"create", "check --crd testdata/crontab.yaml testdata/crontabs.yaml testdata/more-crontabs.yaml"},
-	{"create-json", "check --new testdata/crontab.yaml testdata/crontabs.yaml testdata/more-crontabs.yaml -o json"},
-	{"create-clean", "check --new testdata/crontab.yaml testdata/ok.yaml"},
-	{"create-crd-only", "check --new testdata/crontab.yaml"},
-	{"create-refused-crd", "check --new testdata/refused-crd.yaml testdata/crontabs.yaml"},
-	{"create-warn", "check --new testdata/crontab.yaml --field-validation Warn testdata/more-crontabs.yaml"},
+	{name: "create", args: "check --crd testdata/crontab.yaml testdata/crontabs.yaml testdata/more-crontabs.yaml"},
+	{name: "create-json", args: "check --new testdata/crontab.yaml testdata/crontabs.yaml testdata/more-crontabs.yaml -o json"},
+	{name: "create-clean", args: "check --new testdata/crontab.yaml testdata/ok.yaml"},
+	{name: "create-crd-only", args: "check --new testdata/crontab.yaml"},
+	{name: "create-refused-crd", args: "check --new testdata/refused-crd.yaml testdata/crontabs.yaml"},
+	{name: "create-warn", args: "check --new testdata/crontab.yaml --field-validation Warn testdata/more-crontabs.yaml"},
 	// upgrade: the old CRD, the objects stored under it, the new CRD as its update. The oracle's upgrade
 	// cases (testdata/upgrade: old CRD crd.yaml, new CRD the update-crd step, objects the create steps) are
 	// the inputs where the real server's answers are recorded.
-	{"upgrade", "check --old testdata/upgrade/old.yaml --new testdata/upgrade/new.yaml testdata/upgrade/backups.yaml"},
-	{"upgrade-json", "check --old testdata/upgrade/old.yaml --new testdata/upgrade/new.yaml testdata/upgrade/backups.yaml -o json"},
-	{"upgrade-tightened-maximum", "check --old " + oracle("tightened-maximum", "crd.yaml") + " --new " + oracle("tightened-maximum", "03-update-crd.yaml") +
+	{name: "upgrade", args: "check --old testdata/upgrade/old.yaml --new testdata/upgrade/new.yaml testdata/upgrade/backups.yaml"},
+	{name: "upgrade-json", args: "check --old testdata/upgrade/old.yaml --new testdata/upgrade/new.yaml testdata/upgrade/backups.yaml -o json"},
+	{name: "upgrade-tightened-maximum", args: "check --old " + oracle("tightened-maximum", "crd.yaml") + " --new " + oracle("tightened-maximum", "03-update-crd.yaml") +
 		" " + oracle("tightened-maximum", "01-create-a.yaml") + " " + oracle("tightened-maximum", "02-create-b.yaml")},
-	{"upgrade-version-removed-while-stored", "check --old " + oracle("version-removed-while-stored", "crd.yaml") +
+	{name: "upgrade-version-removed-while-stored", args: "check --old " + oracle("version-removed-while-stored", "crd.yaml") +
 		" --new " + oracle("version-removed-while-stored", "02-update-crd.yaml") + " " + oracle("version-removed-while-stored", "01-create-a.yaml")},
-	{"upgrade-new-cel-rule", "check --old " + oracle("new-cel-rule", "crd.yaml") + " --new " + oracle("new-cel-rule", "02-update-crd.yaml") +
+	{name: "upgrade-new-cel-rule", args: "check --old " + oracle("new-cel-rule", "crd.yaml") + " --new " + oracle("new-cel-rule", "02-update-crd.yaml") +
 		" " + oracle("new-cel-rule", "01-create-a.yaml") + " -o json"},
-	{"upgrade-scope-change-refused", "check --old " + oracle("scope-change-refused", "crd.yaml") +
+	{name: "upgrade-scope-change-refused", args: "check --old " + oracle("scope-change-refused", "crd.yaml") +
 		" --new " + oracle("scope-change-refused", "02-update-crd.yaml") + " " + oracle("scope-change-refused", "01-create-a.yaml")},
-	{"upgrade-cert-manager", "check --old ../../testdata/corpus/cert-manager/Certificate-upgrade/crd.yaml" +
+	{name: "upgrade-cert-manager", args: "check --old ../../testdata/corpus/cert-manager/Certificate-upgrade/crd.yaml" +
 		" --new ../../testdata/corpus/cert-manager/Certificate-upgrade/03-update-crd.yaml" +
 		" ../../testdata/corpus/cert-manager/Certificate-upgrade/01-create.yaml ../../testdata/corpus/cert-manager/Certificate-upgrade/02-create-legacy.yaml"},
-	{"upgrade-no-objects", "check --old " + oracle("new-required-field", "crd.yaml") + " --new " + oracle("new-required-field", "02-update-crd.yaml")},
+	{name: "upgrade-no-objects", args: "check --old " + oracle("new-required-field", "crd.yaml") + " --new " + oracle("new-required-field", "02-update-crd.yaml")},
+	// What users bring from clusters and releases: a bundle (CRDs beside a Namespace and an admission
+	// policy, an exported CRD with its status.storedVersions, objects exported as a List with
+	// resourceVersions, a Deployment), as directories; CRDs paired by name, one added.
+	{name: "bundle-upgrade", args: "check --old testdata/bundle/old --new testdata/bundle/new testdata/bundle/objects"},
+	{name: "bundle-upgrade-json", args: "check --old testdata/bundle/old --new testdata/bundle/new testdata/bundle/objects -o json"},
+	{name: "bundle-upgrade-strict", args: "check --old testdata/bundle/old --new testdata/bundle/new testdata/bundle/objects --strict"},
+	{name: "bundle-create", args: "check --crd testdata/bundle/old testdata/bundle/objects"},
+	// A release history applied in turn: v1alpha1 was the storage version once, so dropping it is refused.
+	{name: "history", args: "check --old testdata/history/r1.yaml --old testdata/history/r2.yaml --new testdata/history/r3.yaml testdata/history/widgets.yaml"},
+	// The same CRD from git, without the history: only the storage version is stored, and the update passes.
+	{name: "history-from-git", args: "check --old testdata/history/r2.yaml --new testdata/history/r3.yaml testdata/history/widgets.yaml"},
+	// ... unless the stored versions are named.
+	{name: "stored-versions-flag", args: "check --old testdata/history/r2.yaml --stored-versions widgets.example.com=v1alpha1,v1 --new testdata/history/r3.yaml testdata/history/widgets.yaml"},
+	{name: "stored-versions-impossible", args: "check --old testdata/history/r2.yaml --stored-versions widgets.example.com=v9 --new testdata/history/r3.yaml"},
+	{name: "stored-versions-malformed", args: "check --old testdata/history/r2.yaml --stored-versions v1 --new testdata/history/r3.yaml"},
+	// Objects on standard input, as `helm template . | crdplay check --crd crds/ -` gives them.
+	{name: "stdin-objects", args: "check --crd testdata/bundle/new -", stdin: "testdata/bundle/objects/stored.yaml"},
+	// YAML as kubectl reads it: converted to JSON on the client, where a key given twice keeps its last value.
+	{name: "duplicate-key", args: "check --crd testdata/crontab.yaml testdata/dup-key.yaml -o json"},
+	// The CI formats.
+	{name: "bundle-upgrade-github", args: "check --old testdata/bundle/old --new testdata/bundle/new testdata/bundle/objects -o github"},
+	{name: "bundle-upgrade-junit", args: "check --old testdata/bundle/old --new testdata/bundle/new testdata/bundle/objects -o junit"},
 	// Bad input: exit 2, at file:line.
-	{"not-a-crd", "check --new testdata/not-a-crd.yaml testdata/crontabs.yaml"},
-	{"old-not-a-crd", "check --old testdata/not-a-crd.yaml --new testdata/crontab.yaml"},
-	{"broken-objects", "check --crd testdata/crontab.yaml testdata/broken-objects.yaml"},
-	{"broken-crd", "check --new testdata/broken-crd.yaml testdata/crontabs.yaml"},
-	{"unknown-kind", "check --new testdata/crontab.yaml testdata/crontabs.yaml testdata/widgets.yaml"},
-	{"upgrade-broken-old", "check --old testdata/broken-crd.yaml --new testdata/crontab.yaml testdata/crontabs.yaml"},
-	{"upgrade-two-crds", "check --old testdata/crontab.yaml --new testdata/two-crds.yaml"},
-	{"different-names", "check --old testdata/crontab.yaml --new testdata/other-name.yaml testdata/crontabs.yaml"},
-	{"missing-files", "check --old testdata/crontab.yaml --new testdata/missing.yaml testdata/nothere.yaml"},
-	{"no-new", "check testdata/crontabs.yaml"},
+	{name: "stdin-twice", args: "check --crd - -", stdin: "testdata/crontab.yaml"},
+	{name: "stdin-empty", args: "check --crd testdata/crontab.yaml -", stdin: "testdata/empty.yaml"},
+	{name: "not-a-crd", args: "check --new testdata/not-a-crd.yaml testdata/crontabs.yaml"},
+	{name: "old-not-a-crd", args: "check --old testdata/not-a-crd.yaml --new testdata/crontab.yaml"},
+	{name: "broken-objects", args: "check --crd testdata/crontab.yaml testdata/broken-objects.yaml"},
+	{name: "broken-crd", args: "check --new testdata/broken-crd.yaml testdata/crontabs.yaml"},
+	{name: "unknown-kind", args: "check --new testdata/crontab.yaml testdata/crontabs.yaml testdata/widgets.yaml"},
+	{name: "upgrade-broken-old", args: "check --old testdata/broken-crd.yaml --new testdata/crontab.yaml testdata/crontabs.yaml"},
+	{name: "upgrade-two-crds", args: "check --old testdata/crontab.yaml --new testdata/two-crds.yaml"},
+	{name: "different-names", args: "check --old testdata/crontab.yaml --new testdata/other-name.yaml testdata/crontabs.yaml"},
+	{name: "missing-files", args: "check --old testdata/crontab.yaml --new testdata/missing.yaml testdata/nothere.yaml"},
+	{name: "no-new", args: "check testdata/crontabs.yaml"},
 	// Only a refused version here: the emulated version is process-wide, and the other cases run the newest.
-	{"bad-emulated-version", "check --new testdata/crontab.yaml --emulated-version 1.33"},
-	{"bad-output", "check --new testdata/crontab.yaml -o yaml"},
-	{"unknown-command", "lint"},
+	{name: "bad-emulated-version", args: "check --new testdata/crontab.yaml --emulated-version 1.33"},
+	{name: "bad-output", args: "check --new testdata/crontab.yaml -o yaml"},
+	{name: "unknown-command", args: "lint"},
 }
 
 // oracle is a file of an upgrade case recorded from the oracle.
@@ -67,8 +93,18 @@ func TestCheck(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			code := run(context.Background(), strings.Fields(tc.args), &stdout, &stderr)
-			got := fmt.Sprintf("$ crdplay %s\nexit %d\n-- stdout --\n%s-- stderr --\n%s", tc.args, code, stdout.String(), stderr.String())
+			stdin := strings.NewReader("")
+			cmdline := tc.args
+			if tc.stdin != "" {
+				b, err := os.ReadFile(tc.stdin)
+				if err != nil {
+					t.Fatal(err)
+				}
+				stdin = strings.NewReader(string(b))
+				cmdline += " < " + tc.stdin
+			}
+			code := runWith(context.Background(), strings.Fields(tc.args), stdin, &stdout, &stderr)
+			got := fmt.Sprintf("$ crdplay %s\nexit %d\n-- stdout --\n%s-- stderr --\n%s", cmdline, code, stdout.String(), stderr.String())
 			golden.Check(t, filepath.Join("testdata", "golden", tc.name+".txt"), []byte(got))
 		})
 	}
@@ -121,11 +157,9 @@ func FuzzInput(f *testing.F) {
 	f.Fuzz(func(t *testing.T, a, b string) {
 		fa, fb := &file{name: "a", text: a}, &file{name: "b", text: b}
 		lines := lineBreaks(a) + 1
-		crds, probs := readCRDs(fa, "--new")
-		for _, d := range probs {
-			if d.File != "a" || d.Line < 1 || d.Line > lines || !d.Input {
-				t.Fatalf("problem outside the file: %+v (%d lines)", d, lines)
-			}
+		crds, unparsed := readCRDs(fa)
+		if unparsed < 0 || unparsed+len(crds) > lines {
+			t.Fatalf("%d CRDs and %d documents not YAML in %d lines", len(crds), unparsed, lines)
 		}
 		for _, c := range crds {
 			if p := c.at("metadata", "name"); p.Line < c.start || p.Line > c.end {

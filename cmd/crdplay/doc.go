@@ -1,32 +1,59 @@
 // Command crdplay checks CustomResourceDefinitions and their objects in CI, with the same engine as the
 // playground (the upstream apiextensions-apiserver's code, in-process: no cluster, no server, no network).
 //
-//	crdplay check --old old.yaml --new new.yaml [objects.yaml ...] [-o text|json]
-//	crdplay check --new crd.yaml [objects.yaml ...] [-o text|json]      (--crd is the same as --new)
+//	crdplay check --old OLD [--old NEWER ...] --new NEW [OBJECTS ...] [-o text|json|github|junit] [--strict]
+//	crdplay check --new CRDS [OBJECTS ...] [-o text|json|github|junit]     (--crd is the same as --new)
 //
-// With --old it checks an upgrade: the old CRD is created, the objects are stored under it (written to
-// storage directly when the old CRD refuses them, as stored data from an earlier CRD would be), the new CRD
-// is sent as an update of the old one, and every object is read, updated unchanged and, with a status
-// subresource, updated through /status in every version the new CRD serves. Beside the API's answers come
-// the static findings of the change (crdify's rules: a stored version removed, a field removed, a maximum
-// lowered, a new required field, ...), each saying whether the engine showed it biting a stored object.
+// # Inputs
 //
-// Without --old it checks the objects against the CRD as kubectl create -f would: the CRD's create, then
+// Every input (--old, --new, --crd, the object operands) is a file, a directory (its .yaml, .yml and .json
+// files, recursively, as kubectl -R reads them) or - for standard input, and may hold many documents: a
+// release's install file, an operator bundle, `helm template` output. --new and --crd may be repeated, and
+// their files form one release. Documents that are neither CRDs nor objects of a CRD given (Namespaces,
+// RBAC, Deployments, admission policies) are listed once as not checked; only an input that is not YAML,
+// or a CRD input that holds no CRD at all, is bad input. Objects are read as kubectl v1.37 reads them: each
+// document converted to JSON on the client (a key given twice keeps its last value), a List standing for its
+// items.
+//
+// # Upgrades
+//
+// With --old it checks an upgrade as a cluster would meet it. The old CRDs are installed as the cluster holds
+// them: a CRD exported with `kubectl get crd NAME -o yaml` keeps its status.storedVersions (written through
+// the API's /status), a CRD from git has its storage version alone, and --stored-versions NAME=v1alpha1,v1
+// names them. Each --old is a release, oldest first: the first is created, each later one applied over it,
+// so stored versions accumulate as over a CRD's whole history. The objects are then stored (an object the old
+// CRD refuses is written to storage directly, as stored data from an earlier CRD would be; one exported with
+// its resourceVersion is stored without it), and the new CRDs applied: each paired by name with an old one
+// is sent as its update, the others created; old CRDs the new release lacks are reported as removed.
+// Every stored object is then read, sent again as new with dryRun=All (the new schema without ratcheting),
+// updated unchanged and, with a status subresource, updated through /status, in every version its new CRD
+// serves; the same writes are made under the old CRD first (dry run), so that a refusal that existed before
+// the upgrade is reported as such. Beside the API's answers come the static findings of each change
+// (crdify's rules), each saying whether the engine showed it biting a stored object, and the next step where
+// upstream names one (the storage migration for a stored version removed, a default for a new required field).
+//
+// Without --old it checks the objects against the CRDs as kubectl create -f would: the CRDs' creates, then
 // each object's. The writes use --field-validation (default Strict, as kubectl's), in --namespace (default
 // "default") for namespaced objects that name none. --emulated-version 1.34 (to 1.37) answers as that
 // Kubernetes minor does, as kube-apiserver's flag of that name.
 //
-// Object files are joined in the order given (each its own documents); every position reported is in the
-// file it came from. A List document stands for its items.
+// # Exit status and verdict
 //
-// # Exit status
+//	0  a cluster would refuse nothing: safe, or safe with warnings (static findings no stored object shows
+//	   biting are warnings: clients that create new objects may break; --strict makes them errors)
+//	1  a cluster would refuse something: a CRD (create or update), an object's create, or in an upgrade a
+//	   stored object's read or write, or the object sent again as new (ratcheting's limit)
+//	2  the input is wrong: a file cannot be read or is not YAML, a CRD input holds no CRD, an object is of a
+//	   group a CRD given defines but of a kind or version none does; also for a mistake on the command line
 //
-//	0  nothing is an error (warnings and notes may be printed)
-//	1  something is an error: the API refused a CRD or an object, a stored object fails a check after the
-//	   upgrade, or a static finding of severity error
-//	2  the input is wrong: a file cannot be read, is not YAML, --old or --new holds something other than a
-//	   CustomResourceDefinition (or, for an upgrade, not exactly one, or not the same one), or an object is
-//	   of a kind no CRD given defines; also for a mistake on the command line
+// The first line of the text output (and "verdict" and "summary" in JSON) says it in one line: safe, safe
+// with N warnings, breaks N stored objects, refused by the API.
+//
+// # Other outputs
+//
+// -o github prints GitHub Actions workflow commands (::error file=...,line=...::message), so that findings
+// land as annotations on the pull request's diff; -o junit prints JUnit XML, one test suite per file and one
+// test case per CRD and object, as kubeconform's junit output does.
 //
 // # Text output (-o text, the default)
 //
@@ -50,19 +77,25 @@
 //	  "version": 1,
 //	  "mode": "upgrade" | "create",
 //	  "exitCode": 0 | 1 | 2,
+//	  "verdict": "safe" | "warnings" | "breaks" | "refused" | "input", "summary": "breaks 2 stored objects",
 //	  "errors": N, "warnings": N,                // diagnostics counted by severity
 //	  "crds": [{                                 // each CRD of --new: its create, or its update in an upgrade
 //	    "file", "line", "name", "status" (HTTP), "accepted" (bool), "message" (API's, when refused)
 //	  }],
 //	  "upgrade": {                               // upgrade mode only
-//	    "crd": {"file", "line", "name", "status" (200 accepted; 0 not sent), "accepted", "message", "warnings": []},
+//	    "verdict", "summary",                    // the playground's own, before the command's input checks
+//	    "crd": {...},                            // the first of crds
+//	    "crds": [{"file", "line", "name", "change" ("updated" | "added" | "removed"),
+//	      "status" (200 updated, 201 added; 0 not sent), "accepted", "message", "warnings": [],
+//	      "storedVersions": [...] (the old CRD's, before the update), "objects": N (stored objects of it)}],
 //	    "findings": [{
 //	      "file", "line", "column", "endLine", "endColumn",   // in --new, or in --old for what was removed
 //	      "rule", "severity" ("error" | "warning"), "version" (omitted when empty),
 //	      "field" (path in the CRD text), "objectPath" (field of the objects, [*] for any index or key;
 //	      omitted when empty), "message",
 //	      "affected": ["namespace/name" | "name", ...],       // objects the engine showed it biting
-//	      "evidence"                                         // what the engine showed, in words
+//	      "evidence",                                        // what the engine showed, in words
+//	      "crd", "refuses" (bool: the evidence is a refusal the upgrade causes), "fix" (next step; omitted when none)
 //	    }]
 //	  },
 //	  "objects": [{                              // one per object (per List item), in file order
@@ -70,20 +103,24 @@
 //	    "status" (HTTP of the create, under the old CRD in an upgrade; 0 when not sent), "accepted",
 //	    "message" (the API's, when refused),
 //	    "seeded", "seedReason",                  // upgrade: the old CRD refused it; it was stored directly
-//	    "checks": [{"version", "op" ("get" | "update" | "status"), "status", "message", "warnings": []}]
+//	    "crd",                                   // upgrade: the CRD that stores it
+//	    "checks": [{"version", "op" ("get" | "dryrun" | "update" | "status"), "status", "message", "warnings": []}],
+//	    "before": [...]                          // upgrade: the same writes under the old CRD (dry run)
 //	  }],
 //	  "diagnostics": [{
 //	    "file", "line", "column", "endLine", "endColumn",     // line 0 (omitted): the whole file
 //	    "severity" ("error" | "warning" | "info"),
 //	    "type",      // API cause reason (FieldValueInvalid, ...), Status reason, "Warning", or an input
-//	                 // problem: UnreadableFile, YAMLSyntax, NotACRD, NotAnObject, MissingKind, NoKindMatch,
-//	                 // CRDMismatch, NoCRD, TooManyCRDs, TooLarge
+//	                 // problem: UnreadableFile, EmptyInput, YAMLSyntax, NotAnObject, MissingKind, NoKindMatch,
+//	                 // NoCRD, DuplicateCRD, StoredVersions, TooLarge; "NotChecked" (info) for a document left out
 //	    "field",     // omitted when empty
 //	    "message",
 //	    "object": {"kind", "namespace", "name"},              // diagnostics in object files
 //	    "check": "update v1, status v1",                      // upgrade: the checks that met it; omitted when none
 //	    "affected": ["namespace/name", ...],                  // a finding's objects; omitted when none
-//	    "input": true                                         // a problem with the input (exit 2); omitted when false
-//	  }]
+//	    "input": true,                                        // a problem with the input (exit 2); omitted when false
+//	    "fix": "..."                                          // the next step; omitted when none
+//	  }],
+//	  "notChecked": [{"file", "line", "apiVersion", "kind", "name", "reason"}]   // each document left out, once
 //	}
 package main

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"strings"
 
@@ -16,6 +15,7 @@ type file struct {
 	unparsed int
 }
 
+// readFile reads one named file whole.
 func readFile(name string) (*file, *Diagnostic) {
 	b, err := os.ReadFile(name)
 	if err != nil {
@@ -210,25 +210,20 @@ type crdDoc struct {
 	versions                    []string
 }
 
-// readCRDs finds the CRDs of a --old or --new file. A document that is not YAML is left to the evaluation,
-// which places the parser's error; one that is YAML but not a v1 CustomResourceDefinition is a problem here.
-func readCRDs(f *file, flag string) ([]crdDoc, []Diagnostic) {
+// readCRDs finds the CRDs of a CRD input file, and counts the documents that are not YAML, which the
+// evaluation places. Other documents (a bundle's Namespaces, RBAC, admission policies) are the
+// evaluation's to list as not checked.
+func readCRDs(f *file) ([]crdDoc, int) {
 	var crds []crdDoc
-	var problems []Diagnostic
-	for i, d := range splitDocs(f) {
+	unparsed := 0
+	for _, d := range splitDocs(f) {
 		var m map[string]any
-		if sigsyaml.Unmarshal([]byte(d.src), &m) != nil {
-			f.unparsed++
+		if yamlUnmarshal(d.src, &m) != nil {
+			unparsed++
 			continue
 		}
 		apiVersion, kind := str(m, "apiVersion"), str(m, "kind")
-		if apiVersion != "apiextensions.k8s.io/v1" || kind != "CustomResourceDefinition" {
-			what := "a document without apiVersion and kind"
-			if kind != "" || apiVersion != "" {
-				what = fmt.Sprintf("a %s (%s)", orNone(kind), orNone(apiVersion))
-			}
-			problems = append(problems, Diagnostic{Position: d.at("kind"), Severity: "error", Type: "NotACRD", Input: true,
-				Message: fmt.Sprintf("document %d of %s is %s, not an apiextensions.k8s.io/v1 CustomResourceDefinition", i+1, flag, what)})
+		if kind != "CustomResourceDefinition" || !strings.HasPrefix(apiVersion, "apiextensions.k8s.io/") {
 			continue
 		}
 		spec, _ := m["spec"].(map[string]any)
@@ -242,8 +237,11 @@ func readCRDs(f *file, flag string) ([]crdDoc, []Diagnostic) {
 		}
 		crds = append(crds, c)
 	}
-	return crds, problems
+	return crds, unparsed
 }
+
+// yamlUnmarshal reads a document as the API's decoder does (YAML to JSON first).
+func yamlUnmarshal(src string, v any) error { return sigsyaml.Unmarshal([]byte(src), v) }
 
 // str is the string at path in m, or "".
 func str(m map[string]any, path ...string) string {
@@ -259,11 +257,18 @@ func str(m map[string]any, path ...string) string {
 	return s
 }
 
-func orNone(s string) string {
-	if s == "" {
-		return "(none)"
+// definesGroup reports whether one of crds is of apiVersion's group.
+func definesGroup(crds []crdDoc, apiVersion string) bool {
+	group, _, ok := strings.Cut(apiVersion, "/")
+	if !ok {
+		group = ""
 	}
-	return s
+	for _, c := range crds {
+		if c.group == group {
+			return true
+		}
+	}
+	return false
 }
 
 // defines reports whether one of crds defines kind in group/version (or its List kind).

@@ -37,15 +37,21 @@ Exit status: 0 when nothing is an error, 1 when something is, 2 when the input i
 Run 'crdplay check --help' for the flags.
 `
 
-// run is the command: args without the program name. It returns the exit status.
+// run is the command: args without the program name, standard input the process's. It returns the exit
+// status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return runWith(ctx, args, os.Stdin, stdout, stderr)
+}
+
+// runWith is run with the standard input given ("-" among the inputs reads it).
+func runWith(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return exitInput
 	}
 	switch args[0] {
 	case "check":
-		return check(ctx, args[1:], stdout, stderr)
+		return check(ctx, args[1:], stdin, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

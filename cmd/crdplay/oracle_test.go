@@ -69,6 +69,9 @@ func TestUpgradeOracle(t *testing.T) {
 			checked := 0
 			for _, o := range rep.Objects {
 				for _, c := range o.Checks {
+					if c.Op == "dryrun" {
+						continue // not a step of the recorded cases, which store nothing for it
+					}
 					step := c.Op + "-" + o.Name + "-" + c.Version
 					want, ok := steps[step]
 					if !ok {

@@ -115,6 +115,9 @@ func checkAgainstOracle(t *testing.T, rep *playground.UpgradeReport, steps []rec
 	compared := 0
 	for _, o := range rep.Objects {
 		for _, c := range o.Checks {
+			if c.Op == "dryrun" {
+				continue // a POST with a generated name: no recorded step is it
+			}
 			suffix := "/" + o.Name
 			method := "PUT"
 			switch c.Op {
