@@ -111,9 +111,12 @@ func clusterCRD(d *yamlpos.Doc) (body []byte, stored []string) {
 	if !exported {
 		return nil, nil
 	}
-	j, err := yaml.YAMLToJSON([]byte(d.Source))
-	if err != nil {
-		return nil, nil
+	j := d.JSON
+	if j == nil {
+		var err error
+		if j, err = yaml.YAMLToJSON([]byte(d.Source)); err != nil {
+			return nil, nil
+		}
 	}
 	var m map[string]interface{}
 	dec := json.NewDecoder(bytes.NewReader(j))
@@ -155,4 +158,43 @@ func hasKey(n *yaml3.Node, key string) bool {
 		}
 	}
 	return false
+}
+
+// expandLists takes a List document (`kubectl get crds -o yaml` exports one) as its items, each a document
+// of its own placed at the item (yamlpos.Doc.Sub) and sent as the item's JSON, as kubectl create -f and
+// apply -f flatten a List. Other documents are kept as they are.
+func expandLists(docs []*yamlpos.Doc) []*yamlpos.Doc {
+	var out []*yamlpos.Doc
+	for _, d := range docs {
+		apiVersion, kind, _ := docMeta(d)
+		if d.Err != nil || kind != "List" || apiVersion != "v1" || !hasKey(d.Root, "items") {
+			out = append(out, d)
+			continue
+		}
+		j, err := yaml.YAMLToJSON([]byte(d.Source))
+		var m struct {
+			Items []json.RawMessage `json:"items"`
+		}
+		if err != nil || json.Unmarshal(j, &m) != nil {
+			out = append(out, d)
+			continue
+		}
+		for i, item := range m.Items {
+			sub := d.Sub([]yamlpos.Seg{yamlpos.K("items"), yamlpos.I(i)})
+			if sub == nil {
+				continue // an item from an alias or merge key: not placeable, and not what kubectl exports
+			}
+			sub.JSON = item
+			out = append(out, sub)
+		}
+	}
+	return out
+}
+
+// docLine is the first line of a CRD document: the document's, or the item's for a List's item.
+func docLine(d *yamlpos.Doc) int {
+	if d.JSON != nil {
+		return d.Start().Line
+	}
+	return d.StartLine
 }

@@ -135,6 +135,7 @@ func (s *Session) installLean(ctx context.Context, text string, trace *[]Exchang
 		return st, nil, nil
 	}
 	docs, sepErrs := yamlpos.Split(text)
+	docs = expandLists(docs)
 	st.docs = docs
 	for _, e := range sepErrs {
 		st.diags = append(st.diags, Diagnostic{Source: SourceCRDs, Document: -1, Type: "YAMLSyntax", Message: e.Message, Severity: SeverityError, Span: e.Span, Exact: true})
@@ -187,6 +188,7 @@ func (st *crdState) analysePending() {
 func (ev *evaluation) installOne(d *yamlpos.Doc) (CRDResult, []string) {
 	st := ev.st
 	res := CRDResult{Document: d.Index, StartLine: d.StartLine, EndLine: d.EndLine, Warnings: []string{}, Served: []string{}, Versions: []VersionInfo{}}
+	res.StartLine = docLine(d)
 	_, _, res.Name = docMeta(d)
 	loc := crdLocator(d)
 	if d.Err != nil {
@@ -538,6 +540,9 @@ func analyseInto(d *yamlpos.Doc, crd *apiextensionsv1.CustomResourceDefinition, 
 // YAML 1.1 could read as another one's (plainKeys), and whose YAML and JSON both fit the request limit (an
 // over-large text gets the API's own 413). For a big CRD that second parse is a good part of the POST.
 func crdJSON(d *yamlpos.Doc) []byte {
+	if d.JSON != nil {
+		return d.JSON // a List's item: kubectl sends it as JSON
+	}
 	if !readsAsItsJSON(d) {
 		return nil
 	}
@@ -620,9 +625,12 @@ func decodeCRD(d *yamlpos.Doc) *apiextensionsv1.CustomResourceDefinition {
 	if d.Root == nil {
 		return nil
 	}
-	j, err := yaml.YAMLToJSON([]byte(d.Source))
-	if err != nil {
-		return nil
+	j := d.JSON
+	if j == nil {
+		var err error
+		if j, err = yaml.YAMLToJSON([]byte(d.Source)); err != nil {
+			return nil
+		}
 	}
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	dec := json.NewDecoder(bytes.NewReader(j))

@@ -257,6 +257,7 @@ func (u *upgrader) oldDocs(i int) []*yamlpos.Doc {
 	var docs []*yamlpos.Doc
 	if len(u.texts[i]) <= maxText {
 		docs, _ = yamlpos.Split(u.texts[i])
+		docs = expandLists(docs)
 	}
 	u.docs[i] = docs
 	return docs
@@ -265,7 +266,7 @@ func (u *upgrader) oldDocs(i int) []*yamlpos.Doc {
 // oldDoc is the document of an old CRD in its text, or nil.
 func (u *upgrader) oldDoc(o *oldCRD) *yamlpos.Doc {
 	for _, d := range u.oldDocs(o.text) {
-		if d.Index == o.doc {
+		if d.Index == o.doc && docLine(d) == o.line {
 			return d
 		}
 	}
@@ -285,6 +286,7 @@ func (u *upgrader) applyOld(i int, stored map[string][]string) {
 		return
 	}
 	docs, sepErrs := yamlpos.Split(t)
+	docs = expandLists(docs)
 	u.docs[i] = docs
 	for _, e := range sepErrs {
 		ev.diag(Diagnostic{Source: src, Text: text, Document: -1, Type: "YAMLSyntax", Message: e.Message, Severity: SeverityError, Span: e.Span, Exact: true})
@@ -307,7 +309,7 @@ func (u *upgrader) applyOld(i int, stored map[string][]string) {
 		n := len(ev.st.diags)
 		var r CRDResult
 		if o := u.olds[name]; o != nil && o.accepted && name != "" {
-			r = CRDResult{Document: d.Index, StartLine: d.StartLine, EndLine: d.EndLine, Name: name, Warnings: []string{}, Served: []string{}, Versions: []VersionInfo{}}
+			r = CRDResult{Document: d.Index, StartLine: docLine(d), EndLine: d.EndLine, Name: name, Warnings: []string{}, Served: []string{}, Versions: []VersionInfo{}}
 			resp, _, _ := u.putCRD(name, d, body, &r)
 			r.Accepted = resp.status == http.StatusOK
 			if !r.Accepted {
@@ -396,6 +398,7 @@ func (u *upgrader) applyNew() {
 		return
 	}
 	docs, sepErrs := yamlpos.Split(u.newText)
+	docs = expandLists(docs)
 	for _, e := range sepErrs {
 		ev.diag(Diagnostic{Source: SourceCRDs, Document: -1, Type: "YAMLSyntax", Message: e.Message, Severity: SeverityError, Span: e.Span, Exact: true})
 	}
@@ -427,7 +430,7 @@ func (u *upgrader) applyNew() {
 		if p.old != nil {
 			change = "updated"
 		}
-		u.rep.CRDs = append(u.rep.CRDs, UpgradeCRD{Name: name, Change: change, Source: SourceCRDs, Document: d.Index, Line: d.StartLine, Warnings: []string{}})
+		u.rep.CRDs = append(u.rep.CRDs, UpgradeCRD{Name: name, Change: change, Source: SourceCRDs, Document: d.Index, Line: docLine(d), Warnings: []string{}})
 		if p.old != nil {
 			u.replaceCRD(p)
 		} else {
@@ -605,7 +608,7 @@ func (u *upgrader) putCRD(name string, d *yamlpos.Doc, body []byte, res *CRDResu
 func (u *upgrader) replaceCRD(p *pair) {
 	ev := u.ev
 	d := p.doc
-	res := CRDResult{Document: d.Index, StartLine: d.StartLine, EndLine: d.EndLine, Name: p.name, Warnings: []string{}, Served: []string{}, Versions: []VersionInfo{}}
+	res := CRDResult{Document: d.Index, StartLine: docLine(d), EndLine: d.EndLine, Name: p.name, Warnings: []string{}, Served: []string{}, Versions: []VersionInfo{}}
 	defer func() {
 		if ev.res.SchemasOmitted {
 			for i := range res.Versions {

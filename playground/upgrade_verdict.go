@@ -142,7 +142,7 @@ func (u *upgrader) migrate(p *pair) {
 		n := len(ev.st.diags)
 		r, _, c := u.putCRD(p.name, p.doc, nil, &res)
 		ev.st.diags = ev.st.diags[:n]
-		m.Retry = UpgradeCRD{Name: p.name, Change: "updated", Source: SourceCRDs, Document: p.doc.Index, Line: p.doc.StartLine,
+		m.Retry = UpgradeCRD{Name: p.name, Change: "updated", Source: SourceCRDs, Document: p.doc.Index, Line: docLine(p.doc),
 			Status: r.status, Accepted: r.status == http.StatusOK, Warnings: r.warnings}
 		if !m.Retry.Accepted {
 			m.Retry.Error = rawJSON(r.body)

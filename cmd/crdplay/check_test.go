@@ -51,6 +51,8 @@ var cases = []struct {
 	{name: "bundle-upgrade", args: "check --old testdata/bundle/old --new testdata/bundle/new testdata/bundle/objects"},
 	{name: "bundle-upgrade-json", args: "check --old testdata/bundle/old --new testdata/bundle/new testdata/bundle/objects -o json"},
 	{name: "bundle-upgrade-strict", args: "check --old testdata/bundle/old --new testdata/bundle/new testdata/bundle/objects --strict"},
+	// The cluster's CRDs exported as one List (kubectl get crds -o yaml), each item with its stored versions.
+	{name: "bundle-upgrade-from-list", args: "check --old testdata/cluster/crds.yaml --new testdata/bundle/new testdata/bundle/objects"},
 	{name: "bundle-create", args: "check --crd testdata/bundle/old testdata/bundle/objects"},
 	// A release history applied in turn: v1alpha1 was the storage version once, so dropping it is refused.
 	{name: "history", args: "check --old testdata/history/r1.yaml --old testdata/history/r2.yaml --new testdata/history/r3.yaml testdata/history/widgets.yaml"},

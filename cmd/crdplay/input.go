@@ -222,20 +222,33 @@ func readCRDs(f *file) ([]crdDoc, int) {
 			unparsed++
 			continue
 		}
-		apiVersion, kind := str(m, "apiVersion"), str(m, "kind")
-		if kind != "CustomResourceDefinition" || !strings.HasPrefix(apiVersion, "apiextensions.k8s.io/") {
-			continue
-		}
-		spec, _ := m["spec"].(map[string]any)
-		names, _ := spec["names"].(map[string]any)
-		c := crdDoc{doc: d, name: str(m, "metadata", "name"), group: str(spec, "group"), kind: str(names, "kind"), listKind: str(names, "listKind")}
-		vs, _ := spec["versions"].([]any)
-		for _, v := range vs {
-			if v, ok := v.(map[string]any); ok {
-				c.versions = append(c.versions, str(v, "name"))
+		objs := []map[string]any{m}
+		if str(m, "apiVersion") == "v1" && str(m, "kind") == "List" {
+			// kubectl get crds -o yaml: the items are the CRDs.
+			objs = nil
+			items, _ := m["items"].([]any)
+			for _, it := range items {
+				if im, ok := it.(map[string]any); ok {
+					objs = append(objs, im)
+				}
 			}
 		}
-		crds = append(crds, c)
+		for _, m := range objs {
+			apiVersion, kind := str(m, "apiVersion"), str(m, "kind")
+			if kind != "CustomResourceDefinition" || !strings.HasPrefix(apiVersion, "apiextensions.k8s.io/") {
+				continue
+			}
+			spec, _ := m["spec"].(map[string]any)
+			names, _ := spec["names"].(map[string]any)
+			c := crdDoc{doc: d, name: str(m, "metadata", "name"), group: str(spec, "group"), kind: str(names, "kind"), listKind: str(names, "listKind")}
+			vs, _ := spec["versions"].([]any)
+			for _, v := range vs {
+				if v, ok := v.(map[string]any); ok {
+					c.versions = append(c.versions, str(v, "name"))
+				}
+			}
+			crds = append(crds, c)
+		}
 	}
 	return crds, unparsed
 }

@@ -145,6 +145,9 @@ type Doc struct {
 	Root *yaml.Node
 	// Err is why the document did not parse, at its line in the text.
 	Err *Error
+	// JSON is, for an item of a List taken as a document of its own (Sub), the item as JSON: what kubectl
+	// sends for it, since Source is the whole List's. Nil for a document of the text.
+	JSON []byte
 
 	text *Text
 }
