@@ -33,6 +33,17 @@
 // A CRD document goes to the API as JSON, converted by the function the API's YAML decoder starts with, when
 // the API would read its YAML the same way: the decoder's second, strict parse only finds duplicate keys.
 //
+// A CRD text may be a release bundle: the CRDs are installed, a List of CRDs (kubectl get crds -o yaml) stands
+// for its items, and every other document (a Namespace, RBAC, an admission policy) is noted once as not
+// checked (bundle.go). ModeUpgrade builds the cluster an upgrade meets (upgrade_eval.go): Input.History's
+// releases applied in turn, then OldCRDs, each CRD read as a cluster holds it (an exported CRD's
+// status.storedVersions written through /status; Input.StoredVersions); the objects stored; the new CRDs
+// paired by name with the old ones and applied; every stored object read, sent again as new (dry run),
+// updated and status-updated in each served version, beside the same writes made under the old CRD first so
+// that a refusal the upgrade did not cause is said to be older. The static findings (internal/crddiff) get
+// the engine's evidence (upgrade_findings.go), and the verdict and next steps come last (upgrade_verdict.go):
+// only what a cluster refuses is an error; Input.Migrate runs the storage migration a refusal asks for.
+//
 // Bad input never fails an evaluation: text that is not YAML, documents that are not objects, unknown kinds,
 // YAML bombs and absurd nesting all become diagnostics with a line. Evaluate returns an error only for a
 // caller's mistake (an unknown Mode) or a fault of the playground itself.
