@@ -17,11 +17,12 @@ import type { CrdplayDiagnostic, CrdplaySource } from '../static/crdplay.d.ts';
  * old CRD (the crd editor then holds the new one). */
 export type EditorId = 'crd' | 'objects' | 'old' | 'oldcrd';
 
-const editors: Record<CrdplaySource, EditorId> = { crds: 'crd', objects: 'objects', oldObjects: 'old', oldCrds: 'oldcrd' };
+const editors: Record<CrdplaySource, EditorId | undefined> = { crds: 'crd', objects: 'objects', oldObjects: 'old', oldCrds: 'oldcrd', history: undefined };
 
-/** The editor of a text the engine names. */
-export function editorOf(source: CrdplaySource): EditorId {
-  return editors[source] ?? 'objects';
+/** The editor of a text the engine names; undefined for an input's history text ('upgrade'), which no editor
+ * shows (the page sends none). */
+export function editorOf(source: CrdplaySource): EditorId | undefined {
+  return source in editors ? editors[source] : 'objects';
 }
 
 /** A diagnostic's text as the page shows it: the field it names first, unless the message starts with it. */
@@ -236,7 +237,8 @@ export function createEditors(initial: Record<EditorId, string>, opts: EditorOpt
   // The panes' field paths (panes.ts) name their place with an event, so that they need not hold the editors.
   document.addEventListener(GOTO_EVENT, (e) => {
     const d = (e as CustomEvent<GotoDetail>).detail;
-    reveal(editorOf(d.source), d.line, d.column, d.endLine, d.endColumn);
+    const id = editorOf(d.source);
+    if (id) reveal(id, d.line, d.column, d.endLine, d.endColumn);
   });
   // Each editor's text, made once per version of its document (the page reads them on every edit, and a big
   // CRD's text is megabytes).

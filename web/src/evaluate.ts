@@ -41,10 +41,13 @@ export interface Texts {
  * evaluation's HTTP exchanges (the log's), which only the HTTP log shows. deferAnalysis asks for the results
  * without the analysis of newly installed CRDs (rules' costs, compat, explain trees, objects' CEL costs): the
  * result then says analysisPending, and the next evaluation without it has all of it. tables false leaves out
- * the kubectl get tables (and the requests that make them), which only the Table pane shows. */
-export async function evaluate(call: (input: string) => Promise<string>, texts: Texts, mode: CrdplayMode, session: Session, { trace = true, deferAnalysis = false, tables = true } = {}): Promise<CrdplayEvaluateResult> {
+ * the kubectl get tables (and the requests that make them), which only the Table pane shows. migrate asks the
+ * upgrade mode to run the storage migration a stored version's refusal asks for (the result's
+ * upgrade.migrations). */
+export async function evaluate(call: (input: string) => Promise<string>, texts: Texts, mode: CrdplayMode, session: Session, { trace = true, deferAnalysis = false, tables = true, migrate = false } = {}): Promise<CrdplayEvaluateResult> {
   const input: CrdplayEvaluateInput = { objects: texts.objects, oldObjects: texts.old, mode };
   if (trace) input.trace = true;
+  if (migrate && mode === 'upgrade') input.migrate = true;
   if (!tables) input.skipTables = true;
   if (deferAnalysis) input.deferAnalysis = true;
   if (session.crdText !== texts.crd) input.crds = texts.crd;

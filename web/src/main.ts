@@ -61,6 +61,8 @@ const app = {
   target: DEFAULT_RANGE.newest,
   /** Whether the target was chosen (a link, the URL, the menu), rather than the default newest. */
   targetChosen: false,
+  /** The next evaluation runs the upgrade mode's storage migration (the Result pane's button); it alone. */
+  migrateNext: false,
   /** Resolves when the current evaluation (if any) ends. */
   idle: Promise.resolve() as Promise<void>,
   /** Where the last shown evaluation's time went, in ms (load.mjs reports it): the engine call from the
@@ -150,8 +152,10 @@ function renderPane(tab: Tab): void {
   if (!ev) return;
   switch (tab) {
     case 'result':
-      if (app.mode === 'upgrade') renderUpgrade($('pane-result')!, ev, app.editors.text('objects'));
-      else renderResult($('pane-result')!, ev, app.target);
+      if (app.mode === 'upgrade') {
+        renderUpgrade($('pane-result')!, ev, { objects: app.editors.text('objects'), crds: app.editors.text('crd'), oldCrds: app.editors.text('oldcrd') },
+          { migrate: () => void migrate() });
+      } else renderResult($('pane-result')!, ev, app.target, app.editors.text('crd'));
       break;
     case 'cel': renderCEL($('pane-cel')!, kinds(), ev, app.target); break;
     case 'table': {
@@ -514,6 +518,9 @@ async function run(): Promise<void> {
         // What is read now is what this evaluation answers: edits made before (in the same task, or while
         // waiting for the engine) need no evaluation of their own.
         dirty = false;
+        // The storage migration is asked for by one evaluation: the next edit's runs without it.
+        const migrating = app.migrateNext && app.mode === 'upgrade';
+        app.migrateNext = false;
         const texts = { crd: app.editors.text('crd'), objects: app.editors.text('objects'), old: app.editors.text('old'), oldCrd: app.editors.text('oldcrd') };
         installs = texts.crd !== app.session.crdText || (app.mode === 'upgrade' && texts.oldCrd !== app.session.oldCrdText);
         // The shown results wait for their analysis, and nothing was edited since: this evaluation is that.
@@ -522,7 +529,7 @@ async function run(): Promise<void> {
         // The requests are traced only for the log, when it is shown (setTab evaluates again when it opens);
         // the analysis' evaluation repeats the requests the log has just shown.
         res = await evaluate((input) => client.call('evaluate', input), texts, app.mode, app.session,
-          { trace: app.tab === 'http' && !analysis, deferAnalysis: installs && app.mode !== 'upgrade', tables: app.tab === 'table' });
+          { trace: app.tab === 'http' && !analysis, deferAnalysis: installs && app.mode !== 'upgrade', tables: app.tab === 'table', migrate: migrating });
       } catch (e) {
         if (client === app.client) throw e;
         dirty = true; // the page switched engines meanwhile: this one's answer, or its end, is not the page's
@@ -550,6 +557,12 @@ async function run(): Promise<void> {
     resolveWaiting();
     done();
   }
+}
+
+/** Evaluates the same texts again with the upgrade mode's storage migration (the Result pane's button). */
+function migrate(): Promise<void> {
+  app.migrateNext = true;
+  return run();
 }
 
 /** Says in the result pane why there is no result, while it has no evaluation to show: a blank pane would

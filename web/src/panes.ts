@@ -4,7 +4,7 @@ import type { CrdplayCompatRule, CrdplayDiagnostic, CrdplayEvaluateResult, Crdpl
 import type { ExplainKind } from './evaluate';
 import { diagnosticText, editorOf, GOTO_EVENT, shapeMessage, type GotoDetail, type ShapedMessage } from './editors';
 import './panes.css';
-import { stringify } from './yaml';
+import { documents, stringify, toValue, valueNodeAt } from './yaml';
 import { describe, explainTree, rules, type KindSchema } from './schema';
 import { compatLine, minorName, reasonsText, ruleMinor, rulesByField } from './versions';
 
@@ -35,7 +35,7 @@ const editorNames: Record<string, string> = { crd: 'CRD', objects: 'objects', ol
 /** A link that shows a place of an editor's text: the editor scrolls there, selects it and takes the focus
  * (editors.ts listens for GOTO_EVENT). */
 export function gotoLink(source: CrdplaySource, span: { line: number; column?: number; endLine?: number; endColumn?: number }, ...label: Child[]): HTMLElement {
-  const a = h('a', { href: '#', class: 'goto', title: `show line ${span.line} of the ${editorNames[editorOf(source)]} editor`,
+  const a = h('a', { href: '#', class: 'goto', title: `show line ${span.line} of the ${editorNames[editorOf(source) ?? ''] ?? source} editor`,
     'data-source': source, 'data-line': String(span.line) }, ...label);
   a.addEventListener('click', (e) => {
     e.preventDefault();
@@ -79,10 +79,12 @@ function placer(res: CrdplayEvaluateResult, source: CrdplaySource, document: num
 }
 
 /** The Result pane: acceptance of each CRD, then each object's outcome with its stored form. */
-/** Renders the Result pane; target is the Kubernetes minor the page checks for (versions.ts). */
-export function renderResult(pane: HTMLElement, res: CrdplayEvaluateResult, target: number): void {
+/** Renders the Result pane; target is the Kubernetes minor the page checks for (versions.ts); crdText is the
+ * CRD editor's text, where the documents that are not CRDs are named from. */
+export function renderResult(pane: HTMLElement, res: CrdplayEvaluateResult, target: number, crdText?: string): void {
   const out: Node[] = [];
-  if (!res.crds.length) out.push(h('p', { class: 'muted' }, 'No CustomResourceDefinition in the CRD editor.'));
+  const others = notCheckedList(res, { crds: crdText });
+  if (!res.crds.length) out.push(h('p', { class: 'muted' }, others ? 'No CustomResourceDefinition in the CRD editor: its documents are of other kinds.' : 'No CustomResourceDefinition in the CRD editor.'));
   for (const c of res.crds) {
     const name = c.name ?? `document ${c.document + 1}`;
     const sec = h('section', { class: `crd-result ${c.accepted ? 'accepted' : 'rejected'}`, 'data-crd': name });
@@ -107,8 +109,57 @@ export function renderResult(pane: HTMLElement, res: CrdplayEvaluateResult, targ
     for (const w of c.warnings ?? []) sec.append(warning(w, res, 'crds', c.document));
     out.push(sec);
   }
+  if (others) out.push(others);
   for (const o of res.objects) out.push(objectResult(o, res));
   pane.replaceChildren(...out);
+}
+
+/** A document's kind, name and apiVersion as its text has them (each '' when it has none). */
+function documentMeta(text: string | undefined, index: number): { kind: string; name: string; apiVersion: string } | null {
+  if (text === undefined) return null;
+  const d = documents(text)[index];
+  if (!d) return null;
+  const str = (path: string[]) => {
+    const v = toValue(text, valueNodeAt(text, d, path));
+    return typeof v === 'string' ? v : '';
+  };
+  return { kind: str(['kind']), name: str(['metadata', 'name']), apiVersion: str(['apiVersion']) };
+}
+
+/** The engine's NotChecked message names the document: "not checked: Namespace shop (v1) is not a ...". */
+function metaOfMessage(message: string): { kind: string; name: string; apiVersion: string } {
+  const m = /^not checked: (\S+)(?: ([^\s(]\S*))?(?: \(([^)]*)\))? is not /.exec(message);
+  return { kind: m?.[1] ?? '', name: m?.[2] ?? '', apiVersion: m?.[3] ?? '' };
+}
+
+/**
+ * The documents of the CRD editors that are not CRDs (a bundle's Namespaces, RBAC, Deployments...), each listed
+ * once as not checked, with its kind, name and a link to its line: the engine notes each with an info
+ * diagnostic of type NotChecked. texts are the editors' texts by source, where kind and name are read from; null
+ * when there is no such document.
+ */
+export function notCheckedList(res: CrdplayEvaluateResult, texts: Partial<Record<CrdplaySource, string>>): HTMLElement | null {
+  const seen = new Set<string>();
+  const notes = res.diagnostics.filter((d) => {
+    // An item of a List document (kubectl get -o yaml exports one) is noted at its own line.
+    const key = `${d.source}\u0000${d.document}\u0000${d.line}`;
+    if (d.type !== 'NotChecked' || !editorOf(d.source) || seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  if (!notes.length) return null;
+  const where: Record<string, string> = { crds: 'CRD', oldCrds: 'old CRD', objects: 'objects', oldObjects: 'old objects' };
+  return h('section', { class: 'not-checked' },
+    h('h3', {}, `Not checked (${notes.length})`),
+    h('p', { class: 'muted' }, 'Not CustomResourceDefinitions: the playground checks CRDs and the objects they define.'),
+    h('ul', {}, ...notes.map((d) => {
+      const doc = documentMeta(texts[d.source], d.document);
+      const m = doc && doc.kind !== 'List' ? doc : metaOfMessage(d.message);
+      const what = `${m.kind || 'document'}${m.name ? ` ${m.name}` : ''}`;
+      return h('li', { 'data-kind': m.kind, 'data-name': m.name, 'data-source': d.source },
+        h('span', { class: 'what' }, what), m.apiVersion ? h('span', { class: 'muted' }, ` (${m.apiVersion})`) : null, ': not checked, ',
+        gotoLink(d.source, d, `${where[d.source] ?? d.source} line ${d.line}`));
+    })));
 }
 
 export function statusBlock(body: any, place?: Placer): HTMLElement {
@@ -251,7 +302,7 @@ export function renderCEL(pane: HTMLElement, kinds: KindSchema[], res: CrdplayEv
   if (celMsgs.length) {
     out.push(h('h3', {}, 'What the engine said about rules'));
     out.push(h('ul', { class: 'engine-said' }, ...celMsgs.map(({ d, text }) => h('li', { class: d.severity },
-      gotoLink(d.source, d, `${editorOf(d.source)} line ${d.line}`), ': ', ...message(text, '', 'said')))));
+      gotoLink(d.source, d, `${editorOf(d.source) ?? d.source} line ${d.line}`), ': ', ...message(text, '', 'said')))));
   }
   if (!out.length) out.push(h('p', { class: 'muted' }, 'No x-kubernetes-validations rules in the schemas.'));
   pane.replaceChildren(...out);

@@ -208,6 +208,24 @@ export interface CrdplayEvaluateInput {
   /** Leave the playground's analysis of newly installed CRDs (cost reports, compat, explain trees, objects'
    * runtime costs) for the next evaluation without it; the result says analysisPending. */
   deferAnalysis?: boolean;
+  /** 'upgrade': the CRD texts of earlier releases, oldest first. The first is created and each later one (then
+   * oldCrds) applied over what the one before left, as a cluster that followed those releases holds them
+   * (status.storedVersions accumulate). Their diagnostics have source 'history' and the text's index in text. */
+  history?: string[];
+  /** 'upgrade': the old CRDs' status.storedVersions by CRD name, as a cluster holds them, written through the
+   * API's /status before any object is stored. An old CRD document that carries status.storedVersions (as
+   * kubectl get crd -o yaml exports it) gives its own unless named here. */
+  storedVersions?: Record<string, string[]>;
+  /** 'upgrade': keep static findings errors even when no stored object shows them biting (crdify's
+   * defaults); otherwise such findings are warnings. */
+  strict?: boolean;
+  /** 'upgrade': run the storage migration the API's refusal of a new CRD asks for when a version it drops is
+   * still in status.storedVersions (every stored object read and written back, status.storedVersions set to
+   * the storage version, the new CRD sent again), all through the API: the report's migrations. */
+  migrate?: boolean;
+  /** Send each object document as kubectl v1.37 does: converted to JSON on the client (a key given twice
+   * keeps its last value), instead of the document as written, which the API decodes strictly. */
+  clientJSON?: boolean;
 }
 
 /** A range of an editor's text: 1-based lines, 1-based columns in UTF-16 code units (as JavaScript and
@@ -219,7 +237,9 @@ export interface CrdplaySpan {
   endColumn: number;
 }
 
-export type CrdplaySource = 'crds' | 'objects' | 'oldObjects' | 'oldCrds';
+/** The editors; 'history' is one of the input's history texts ('upgrade'), which no editor shows (the page
+ * never sends any). */
+export type CrdplaySource = 'crds' | 'objects' | 'oldObjects' | 'oldCrds' | 'history';
 
 /** An error, warning or note placed at the field it names. */
 export interface CrdplayDiagnostic extends CrdplaySpan {
@@ -240,6 +260,11 @@ export interface CrdplayDiagnostic extends CrdplaySpan {
   /** False when the field is not in the text and the span is its nearest ancestor (a missing required field,
    * a path of upstream's internal CRD layout). */
   exact: boolean;
+  /** The index in the input's history of the text a 'history' diagnostic is in; absent (0) otherwise. */
+  text?: number;
+  /** The next step that resolves the problem, in upstream's terms, where there is one ('upgrade': the storage
+   * migration for a stored version removed, a default for a new required field, ...). */
+  fix?: string;
 }
 
 export interface CrdplayCondition {
@@ -645,25 +670,74 @@ export interface CrdplayEvaluateResult {
 /** What a CRD change does to stored objects ('upgrade' mode): the API's answer to the new CRD PUT over the old
  * one, what each object meets afterwards, and the static findings with the engine's evidence. */
 export interface CrdplayUpgradeReport {
+  /** safe: nothing refused, no finding; warnings: nothing refused, findings no stored object shows; breaks: a
+   * stored object's read or write, or the object sent again as new, is refused because of the upgrade (or the
+   * input could not be checked in full); refused: the API refuses a new CRD. */
+  verdict: 'safe' | 'warnings' | 'breaks' | 'refused';
+  /** The verdict in a sentence: "safe", "safe with 3 warnings", "breaks 2 stored objects", "refused by the
+   * API: 1 of 8 CRDs". */
+  summary: string;
+  /** The first of crds (kept for compatibility). */
   crd: CrdplayUpgradeCRD;
+  /** Every CRD of the two texts, paired by name: in the new text's order those updated (PUT over the old one)
+   * and added (POSTed), then those only the old text has (removed: left as they are). */
+  crds: CrdplayUpgradeCRD[];
+  /** The storage migrations the input's migrate ran, one per CRD whose update the API refused for a stored
+   * version. */
+  migrations?: CrdplayMigration[];
   /** One per stored object, in the order of the object text. */
   objects: CrdplayUpgradeObject[];
   findings: CrdplayFinding[];
 }
 
-/** The API's answer to the PUT of the new CRD over the stored old one. */
+/** The API's answer to one CRD of the upgrade: the new CRD PUT over the stored old one (updated), POSTed
+ * (added), or nothing sent (removed). */
 export interface CrdplayUpgradeCRD {
   name: string;
-  /** HTTP status of the PUT (200 accepted); 0 when it could not be sent. */
+  /** updated: PUT over the old CRD; added: POSTed (the old text does not have it); removed: only the old text
+   * has it, left as it is. Empty in a migration's retry that was not sent. */
+  change: 'updated' | 'added' | 'removed' | '';
+  /** Where the CRD is: the new text, or the old one (or a history text) for a removed CRD. */
+  source: CrdplaySource;
+  document: number;
+  /** The document's first line. */
+  line: number;
+  /** The old CRD's status.storedVersions before the update, as the API held them. */
+  storedVersions?: string[];
+  /** How many stored objects the CRD has. */
+  objects: number;
+  /** HTTP status of the PUT (200 accepted) or POST (201); 0 when it could not be sent (the old CRD was
+   * refused; a removed CRD). */
   status: number;
   accepted: boolean;
   /** The Status body when refused (a stored version removed, a scope change...). */
   error?: any;
+  /** The Warning headers, unquoted; null in a migration's retry that was not sent. */
   warnings: string[];
+}
+
+/** A storage migration run through the API (the input's migrate): what the "Versions in
+ * CustomResourceDefinitions" page says to do before a version can leave status.storedVersions. */
+export interface CrdplayMigration {
+  crd: string;
+  /** The stored versions before (null when the CRD could not be read). */
+  from: string[] | null;
+  /** The storage version the objects are rewritten in. */
+  to: string;
+  /** Stored objects read and written back in the storage version. */
+  rewritten: number;
+  /** Those whose write the API refused ("namespace/name: message"). */
+  failed: string[];
+  /** The answer to the PUT of status.storedVersions; 0 when it was not sent (an object's rewrite failed). */
+  status: number;
+  /** The answer to the new CRD sent again; status 0 when it was not sent. */
+  retry: CrdplayUpgradeCRD;
 }
 
 /** One stored object after the upgrade. */
 export interface CrdplayUpgradeObject {
+  /** The name of the CRD that stores it. */
+  crd: string;
   document: number;
   item?: number;
   kind: string;
@@ -673,14 +747,19 @@ export interface CrdplayUpgradeObject {
   seeded: boolean;
   /** The old CRD's refusal. */
   seedReason?: string;
+  /** The requests made of the object after the upgrade, per version the new CRD serves. */
   checks: CrdplayUpgradeCheck[];
+  /** The same writes (dryrun, update, status) made under the old CRD before the upgrade, with dryRun=All: a
+   * refusal they share with checks existed before the upgrade and is not caused by it. */
+  before: CrdplayUpgradeCheck[];
 }
 
 /** One request made of a stored object after the upgrade, in one served version, and the API's answer. */
 export interface CrdplayUpgradeCheck {
   version: string;
-  /** get: what a client now reads; update: a no-op PUT of what was read; status: the same PUT to /status. */
-  op: 'get' | 'update' | 'status';
+  /** get: what a client now reads; update: a no-op PUT of what was read; status: the same PUT to /status;
+   * dryrun: what was read sent as a new object with dryRun=All (the new schema without ratcheting). */
+  op: 'get' | 'update' | 'status' | 'dryrun';
   status: number;
   /** The Status body when the request failed. */
   error?: any;
@@ -692,8 +771,11 @@ export interface CrdplayUpgradeCheck {
 /** A static finding of the CRD change, placed in the new CRD (the old one for removals: source 'oldCrds'),
  * with what the engine showed of it. */
 export interface CrdplayFinding extends CrdplaySpan {
+  /** The name of the CRD the finding is about. */
+  crd: string;
   /** The check: "maximum", "required", "storedVersionRemoval", ... */
   rule: string;
+  /** crddiff's severity when refuses; otherwise an error finding is a warning unless the input was strict. */
   severity: 'error' | 'warning' | 'info';
   version?: string;
   /** Path in the CRD text (spec.versions[1].schema.openAPIV3Schema.properties.spec...maximum). */
@@ -709,6 +791,11 @@ export interface CrdplayFinding extends CrdplaySpan {
   affected: string[];
   /** "2 of 3 objects now fail their next update: ..." or "no stored object is affected". */
   evidence: string;
+  /** The evidence is a refusal the upgrade causes: the CRD update, a stored object's write, or a stored object
+   * sent again as new. */
+  refuses: boolean;
+  /** The next step, where there is one. */
+  fix?: string;
 }
 
 // ---------------------------------------------------------------------------------------------------------
