@@ -103,8 +103,9 @@ func (u *upgrader) migrate(p *pair) {
 		return
 	}
 	storage := old.c.storage
-	m := Migration{CRD: p.name, To: storage, Failed: []string{}}
-	if p.oldLive != nil {
+	// A retry not sent (the migration failed) keeps status 0.
+	m := Migration{CRD: p.name, From: []string{}, To: storage, Failed: []string{}, Retry: UpgradeCRD{Name: p.name, Warnings: []string{}}}
+	if p.oldLive != nil && p.oldLive.Status.StoredVersions != nil {
 		m.From = p.oldLive.Status.StoredVersions
 	}
 	for _, o := range p.stored {
@@ -144,6 +145,9 @@ func (u *upgrader) migrate(p *pair) {
 		ev.st.diags = ev.st.diags[:n]
 		m.Retry = UpgradeCRD{Name: p.name, Change: "updated", Source: SourceCRDs, Document: p.doc.Index, Line: docLine(p.doc),
 			Status: r.status, Accepted: r.status == http.StatusOK, Warnings: r.warnings}
+		if m.Retry.Warnings == nil {
+			m.Retry.Warnings = []string{}
+		}
 		if !m.Retry.Accepted {
 			m.Retry.Error = rawJSON(r.body)
 		} else {

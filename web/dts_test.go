@@ -19,6 +19,7 @@ import (
 // here fails the test: it needs an interface of its own, so that the page never types it inline.
 var tsNames = map[string]string{
 	"playground.Input":           "CrdplayEvaluateInput",
+	"playground.Migration":       "CrdplayMigration",
 	"playground.Result":          "CrdplayEvaluateResult",
 	"playground.CRDResult":       "CrdplayCRDResult",
 	"playground.Names":           "CrdplayNames",
