@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"sigs.k8s.io/yaml"
+
 	"crdplay/engine"
 	"crdplay/internal/oraclecase"
 )
@@ -62,10 +64,22 @@ func TestUpgradeOracleCases(t *testing.T) {
 
 // upgradeCase is an upgrade case read as ModeUpgrade's input, with the recorded answers to compare with.
 type upgradeCase struct {
+	// history are the releases applied before old (crd.yaml, then each NN-update-history step but the
+	// last); old is the cluster's CRDs (the last release, with the bundle's other CRDs: NN-create-crd steps
+	// before the update); stored are the status.storedVersions an NN-status-storedversions step wrote.
+	history           []string
 	old, new, objects string
+	stored            map[string][]string
 	crd               recording
+	// crds are the recorded answers to each new CRD (the update-crd step, then NN-update-crd-<plural> and
+	// NN-create-crd-<plural> steps after it), in the new text's order.
+	crds []recording
 	// checks are the recorded checks, in ModeUpgrade's order.
 	checks []recordedCheck
+	// migrated are the storage migration's /status PUT and the new CRD sent again (NN-status-storedversions-
+	// migrated, NN-update-crd-again), when the case records one; after are the reads after it.
+	migrated, again *recording
+	after           []recordedCheck
 }
 
 type recordedCheck struct {
@@ -107,31 +121,73 @@ func readUpgradeCase(t testing.TB, dir string) upgradeCase {
 		}
 	}
 	sort.Strings(names)
-	c := upgradeCase{old: read("crd.yaml")}
-	var objs []string
-	crdDone := false
+	releases := []string{read("crd.yaml")}
+	c := upgradeCase{}
+	var objs, news []string
+	crdDone, checksDone := false, false
 	for _, n := range names {
 		stem := strings.TrimSuffix(n, ".yaml")
+		step := stem[strings.Index(stem, "-")+1:] // without NN-
 		switch {
-		case !crdDone && strings.Contains(n, "-create-"):
-			objs = append(objs, read(n))
-		case !crdDone && strings.HasSuffix(n, "-update-crd.yaml"):
-			c.new, c.crd, crdDone = read(n), rec(stem), true
-		case crdDone && c.crd.Status == 200:
-			m := checkStepRe.FindStringSubmatch(n)
-			if m == nil {
-				// The checks are over: the rest shows what the next real change meets.
-				goto done
+		case !crdDone && strings.HasPrefix(step, "update-history-"):
+			releases = append(releases, read(n))
+		case !crdDone && strings.HasPrefix(step, "status-storedversions"):
+			var crd struct {
+				Metadata struct{ Name string } `json:"metadata"`
+				Status   struct {
+					StoredVersions []string `json:"storedVersions"`
+				} `json:"status"`
 			}
-			c.checks = append(c.checks, recordedCheck{stem: stem, op: m[2], name: m[3], version: m[4], rec: rec(stem)})
+			if err := yaml.Unmarshal([]byte(read(n)), &crd); err != nil {
+				t.Fatal(err)
+			}
+			if c.stored == nil {
+				c.stored = map[string][]string{}
+			}
+			c.stored[crd.Metadata.Name] = append([]string{}, crd.Status.StoredVersions...)
+		case !crdDone && strings.HasPrefix(step, "create-crd-"):
+			releases[len(releases)-1] += "---\n" + read(n)
+		case !crdDone && strings.HasPrefix(step, "create-"):
+			objs = append(objs, read(n))
+		case !crdDone && step == "update-crd":
+			news, c.crd, crdDone = append(news, read(n)), rec(stem), true
+			c.crds = append(c.crds, c.crd)
+		case crdDone && step == "update-crd-again":
+			r := rec(stem)
+			c.again, checksDone = &r, true
+		case crdDone && step == "status-storedversions-migrated":
+			r := rec(stem)
+			c.migrated, checksDone = &r, true
+		case crdDone && !checksDone && (strings.HasPrefix(step, "update-crd-") || strings.HasPrefix(step, "create-crd-")):
+			news = append(news, read(n))
+			c.crds = append(c.crds, rec(stem))
+		case crdDone && strings.HasSuffix(step, "-migrate"):
+			checksDone = true
+		case crdDone:
+			m := checkStepRe.FindStringSubmatch(n)
+			switch {
+			case m != nil && c.again != nil:
+				c.after = append(c.after, recordedCheck{stem: stem, op: m[2], name: m[3], version: m[4], rec: rec(stem)})
+			case m != nil && !checksDone && c.crd.Status == 200:
+				c.checks = append(c.checks, recordedCheck{stem: stem, op: m[2], name: m[3], version: m[4], rec: rec(stem)})
+			default:
+				// The checks are over: the rest shows what the next real change meets.
+				checksDone = true
+			}
 		}
 	}
-done:
 	if !crdDone {
 		t.Fatalf("%s has no update-crd step", dir)
 	}
+	c.history, c.old = releases[:len(releases)-1], releases[len(releases)-1]
 	c.objects = strings.Join(objs, "---\n")
+	c.new = strings.Join(news, "---\n")
 	return c
+}
+
+// input is the case as ModeUpgrade's input.
+func (c upgradeCase) input() Input {
+	return Input{Mode: ModeUpgrade, History: c.history, OldCRDs: &c.old, CRDs: &c.new, Objects: c.objects, StoredVersions: c.stored}
 }
 
 // cause is a Status cause as the comparison sees it.
@@ -168,7 +224,7 @@ func TestUpgradeMatchesOracle(t *testing.T) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			c := readUpgradeCase(t, dir)
 			s := NewSession(Options{UserAgent: oracleAgent})
-			res, err := s.Evaluate(context.Background(), Input{Mode: ModeUpgrade, OldCRDs: &c.old, CRDs: &c.new, Objects: c.objects})
+			res, err := s.Evaluate(context.Background(), c.input())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -187,6 +243,17 @@ func TestUpgradeMatchesOracle(t *testing.T) {
 			}
 			if up.CRD.Status != c.crd.Status {
 				t.Errorf("new CRD: status %d, the real server answered %d (%s)", up.CRD.Status, c.crd.Status, c.crd.Body)
+			}
+			if len(up.CRDs) < len(c.crds) {
+				t.Fatalf("%d new CRDs answered, the case recorded %d", len(up.CRDs), len(c.crds))
+			}
+			for i, want := range c.crds {
+				if got := up.CRDs[i]; got.Status != want.Status {
+					t.Errorf("new CRD %s (%s): status %d, the real server answered %d (%s)", got.Name, got.Change, got.Status, want.Status, want.Body)
+				}
+			}
+			if c.migrated != nil {
+				t.Run("migration", func(t *testing.T) { checkMigration(t, c) })
 			}
 			gotReason, gotCauses := causesOf(t, up.CRD.Error)
 			wantReason, wantCauses := causesOf(t, c.crd.Body)
@@ -232,6 +299,49 @@ func TestUpgradeMatchesOracle(t *testing.T) {
 				})
 			}
 		})
+	}
+}
+
+// checkMigration runs the case again with Input.Migrate and holds the storage migration to the real
+// server's answers: the /status PUT of the stored versions, the new CRD sent again, and the reads after it.
+func checkMigration(t *testing.T, c upgradeCase) {
+	in := c.input()
+	in.Migrate = true
+	res, err := NewSession(Options{UserAgent: oracleAgent}).Evaluate(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := res.Upgrade
+	if len(up.Migrations) != 1 {
+		t.Fatalf("migrations %+v, want one", up.Migrations)
+	}
+	m := up.Migrations[0]
+	if len(m.Failed) > 0 || m.Status != c.migrated.Status {
+		t.Errorf("stored versions' PUT: %d (failed: %q), the real server answered %d", m.Status, m.Failed, c.migrated.Status)
+	}
+	if c.again != nil && m.Retry.Status != c.again.Status {
+		t.Errorf("the new CRD again: %d, the real server answered %d (%s)", m.Retry.Status, c.again.Status, m.Retry.Error)
+	}
+	for _, want := range c.after {
+		found := false
+		for _, o := range up.Objects {
+			for _, ch := range o.Checks {
+				if o.Name == want.name && ch.Op == want.op && ch.Version == want.version {
+					found = true
+					if ch.Status != want.rec.Status {
+						t.Errorf("%s after the migration: %d, the real server answered %d", want.stem, ch.Status, want.rec.Status)
+					}
+					if ch.Op == "get" && ch.Status == 200 {
+						if gs, ws := specOf(t, ch.Object), specOf(t, want.rec.Body); gs != ws {
+							t.Errorf("%s: read spec %s, the real server's %s", want.stem, gs, ws)
+						}
+					}
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no such check after the migration", want.stem)
+		}
 	}
 }
 
