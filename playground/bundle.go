@@ -92,7 +92,7 @@ var serverSet = []string{"resourceVersion", "uid", "creationTimestamp", "generat
 
 // clusterCRD reads a CRD document as a cluster holds it: the JSON to create it with (without the fields the
 // API sets, and without status, which a create drops) and the status.storedVersions it carries (nil for
-// none). body is nil when the document has neither server-set fields nor status: it is then sent as it is.
+// none or an empty list). body is nil when the document has neither server-set fields nor status: it is then sent as it is.
 func clusterCRD(d *yamlpos.Doc) (body []byte, stored []string) {
 	if d.Err != nil || d.Root == nil || d.Root.Kind != yaml3.MappingNode {
 		return nil, nil
@@ -125,7 +125,9 @@ func clusterCRD(d *yamlpos.Doc) (body []byte, stored []string) {
 		return nil, nil
 	}
 	if st, ok := m["status"].(map[string]interface{}); ok {
-		if vs, ok := st["storedVersions"].([]interface{}); ok {
+		// An empty list is not a cluster's (a served CRD always has its storage version stored): it is the
+		// status stanza controller-gen writes into generated CRD files.
+		if vs, ok := st["storedVersions"].([]interface{}); ok && len(vs) > 0 {
 			stored = []string{}
 			for _, v := range vs {
 				if s, ok := v.(string); ok {

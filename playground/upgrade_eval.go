@@ -30,6 +30,11 @@ func (s *Session) upgrade(ctx context.Context, in Input, oldText, newText string
 	if err != nil {
 		return err
 	}
+	if len(texts) > 1 {
+		// An earlier release is applied as kubectl apply applies it: a status in its files (controller-gen
+		// writes an empty one) is not the cluster's. Only the last old text is the cluster's state.
+		stored = nil
+	}
 	src, text := oldSource(len(texts), 0)
 	for _, d := range st.diags {
 		d.Source, d.Text = src, text
@@ -303,7 +308,7 @@ func (u *upgrader) applyOld(i int, stored map[string][]string) {
 		}
 		_, _, name := docMeta(d)
 		body, sv := clusterCRD(d)
-		if sv != nil && name != "" {
+		if sv != nil && name != "" && i == len(u.texts)-1 {
 			stored[name] = sv
 		}
 		n := len(ev.st.diags)
@@ -508,6 +513,12 @@ func (u *upgrader) store(o *object) bool {
 		ev.record(o, "create", http.MethodPost, path, r, SeverityError)
 		o.adopt(r, false)
 		return o.live != nil
+	}
+	if r.status == http.StatusConflict {
+		// Another document of the same kind, namespace and name is stored already (release examples reuse
+		// names): a cluster holds one object of a name, the first one here, as kubectl create -f leaves it.
+		ev.record(o, "create", http.MethodPost, path, r, SeverityWarning)
+		return false
 	}
 	ev.record(o, "create", http.MethodPost, path, r, SeverityInfo)
 	if reason := ev.seed(o); reason != "" {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -178,6 +179,7 @@ func (c *checker) read(oldNames, newNames, objectNames []string) bool {
 	var stdinUsed bool
 	expand := func(names []string, flag string) []*file {
 		files, probs := expandOperands(names, c.stdinFor(&stdinUsed, names), flag)
+		files = c.skipKustomizations(files, names)
 		for _, f := range files {
 			c.order = append(c.order, f.name)
 		}
@@ -220,6 +222,29 @@ func (c *checker) read(oldNames, newNames, objectNames []string) bool {
 	}
 	need(c.new, c.newFlag)
 	return ok
+}
+
+// skipKustomizations leaves out the kustomization files a directory holds beside its manifests (a CRD
+// directory often has one listing its CRDs): kustomize's own file, never a resource, which the API would
+// refuse as an object without kind. A file named on the command line is kept.
+func (c *checker) skipKustomizations(files []*file, given []string) []*file {
+	named := map[string]bool{}
+	for _, n := range given {
+		named[n] = true
+	}
+	out := files[:0]
+	for _, f := range files {
+		switch filepath.Base(f.name) {
+		case "kustomization.yaml", "kustomization.yml", "Kustomization":
+			if !named[f.name] {
+				c.rep.NotChecked = append(c.rep.NotChecked, NotChecked{Position: Position{File: f.name}, Kind: "Kustomization",
+					Reason: "not checked: kustomize's file, not a resource"})
+				continue
+			}
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 // stdinFor gives standard input to the first expansion that names "-"; later ones get none, and
