@@ -242,30 +242,37 @@ func TestKubectlNamespace(t *testing.T) {
 	}
 }
 
-// kubectlReadDir holds what the real kubectl v1.37 sent for input files: <name>.kubectl.json beside the
-// input <name>.yaml (or .yml, .json), with the request's contentType, body and the server's status; an
-// array of them when kubectl sent more than one request for the file.
+// kubectlReadDir holds what the real kubectl v1.37.2 sent for input files (its README says how they were
+// recorded): <name>.kubectl.json beside the input <name>.yaml, one record per write kubectl made, an array
+// when it made several, and a record without a body when it refused the file and sent nothing.
 const kubectlReadDir = "testdata/kubectl-read"
 
-// kubectlRecord is one recorded request.
+// kubectlRecord is one recorded request (the fields the test needs).
 type kubectlRecord struct {
-	ContentType string `json:"contentType"`
-	Body        string `json:"body"`
-	Status      int    `json:"status"`
+	Command     string  `json:"command"`
+	ContentType *string `json:"contentType"`
+	Body        *string `json:"body"`
+	Status      int     `json:"status"`
+	// Output is kubectl's stdout and stderr: its error when it sent nothing.
+	Output string `json:"output"`
 }
 
-// TestKubectlRecorded: for every recorded file, what kubectlObjects reads from the input is what the real
-// kubectl sent, as JSON values, once the namespace is defaulted as the mapping's scope made kubectl do (the
-// recorded body has metadata.namespace exactly when the kind is namespaced). Skipped only while the
-// recordings' directory does not exist.
+// lastApplied is the annotation kubectl apply (client-side) adds: the object as it read it.
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+// TestKubectlRecorded: for every recording, what kubectlObjects reads from the input's documents is what the
+// real kubectl sent, request by request, as JSON values, once the namespace is defaulted as the mapping's
+// scope made kubectl do (a recorded body has metadata.namespace exactly when the kind is namespaced); for
+// kubectl apply, the last-applied annotation apply adds holds the same reading. A file kubectl refused is
+// one kubectlObjects refuses with the same upstream error. Skipped only while the directory does not exist.
 func TestKubectlRecorded(t *testing.T) {
-	records, err := filepath.Glob(filepath.Join(kubectlReadDir, "*.kubectl.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	if _, err := os.Stat(kubectlReadDir); errors.Is(err, os.ErrNotExist) {
 		t.Skipf("%s does not exist yet", kubectlReadDir)
 	} else if err != nil {
+		t.Fatal(err)
+	}
+	records, err := filepath.Glob(filepath.Join(kubectlReadDir, "*.kubectl.json"))
+	if err != nil {
 		t.Fatal(err)
 	}
 	if len(records) == 0 {
@@ -289,46 +296,60 @@ func TestKubectlRecorded(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", rec, err)
 			}
-			var input string
+			input, found := "", false
 			for _, ext := range []string{".yaml", ".yml", ".json"} {
 				if b, err := os.ReadFile(filepath.Join(kubectlReadDir, name+ext)); err == nil {
-					input = kubectlText(b)
+					input, found = kubectlText(b), true
 					break
 				}
 			}
-			if input == "" {
+			if !found {
 				t.Fatalf("no input %s.yaml, .yml or .json beside %s", name, rec)
 			}
-			// Documents as expandOperands and splitDocs give them to the check.
+			// The documents as expandOperands and splitDocs give them to the check.
 			var sent []kubectlObject
+			var refusals []error
 			for _, d := range splitDocs(&file{name: name, text: input}) {
 				objs, err := kubectlObjects(d.src)
 				for _, o := range objs {
-					if o.err == nil {
-						sent = append(sent, o)
+					if o.err != nil {
+						refusals = append(refusals, o.err)
+						continue
 					}
+					sent = append(sent, o)
 				}
 				if err != nil {
+					refusals = append(refusals, err)
 					break
 				}
 			}
-			// A request kubectl did not send (a client-side refusal) is recorded without a body.
 			var bodies []kubectlRecord
 			for _, w := range want {
-				if w.Body != "" {
+				if w.Body != nil {
 					bodies = append(bodies, w)
+					continue
+				}
+				// kubectl sent nothing: its error is upstream's, with the file's name added.
+				if len(refusals) == 0 {
+					t.Errorf("kubectl refused the file (%q), kubectlObjects did not", w.Output)
+				}
+				for _, e := range refusals {
+					_, msg, _ := strings.Cut(e.Error(), ": ")
+					if !strings.Contains(w.Output, msg) {
+						t.Errorf("kubectl said %q, kubectlObjects %q", w.Output, e)
+					}
 				}
 			}
 			if len(sent) != len(bodies) {
 				t.Fatalf("kubectlObjects sends %d objects, kubectl sent %d", len(sent), len(bodies))
 			}
 			for i, w := range bodies {
-				if !strings.HasPrefix(w.ContentType, "application/json") {
-					t.Errorf("request %d: kubectl sent %s, not JSON", i, w.ContentType)
+				if w.ContentType == nil || !strings.HasPrefix(*w.ContentType, "application/json") {
+					t.Errorf("request %d: kubectl sent %v, not JSON", i, w.ContentType)
 					continue
 				}
 				var recorded map[string]any
-				if err := json.Unmarshal([]byte(w.Body), &recorded); err != nil {
+				if err := json.Unmarshal([]byte(*w.Body), &recorded); err != nil {
 					t.Fatalf("request %d: %v", i, err)
 				}
 				md, _ := recorded["metadata"].(map[string]any)
@@ -337,8 +358,33 @@ func TestKubectlRecorded(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !sameJSON(t, got, []byte(w.Body)) {
-					t.Errorf("request %d:\nkubectlObjects %s\nkubectl        %s", i, got, w.Body)
+				body := []byte(*w.Body)
+				if strings.HasPrefix(w.Command, "kubectl apply") {
+					// apply reads as create does, then annotates the object with what it read (its own
+					// annotation left out, which leaves an empty annotations map there).
+					annotations, _ := md["annotations"].(map[string]any)
+					applied, _ := annotations[lastApplied].(string)
+					var a map[string]any
+					if err := json.Unmarshal([]byte(applied), &a); err != nil {
+						t.Fatalf("request %d: the %s annotation: %v", i, lastApplied, err)
+					}
+					if amd, _ := a["metadata"].(map[string]any); amd != nil {
+						if an, _ := amd["annotations"].(map[string]any); an != nil && len(an) == 0 {
+							delete(amd, "annotations")
+						}
+					}
+					aj, _ := json.Marshal(a)
+					if !sameJSON(t, got, aj) {
+						t.Errorf("request %d: the %s annotation:\nkubectlObjects %s\nkubectl        %s", i, lastApplied, got, applied)
+					}
+					delete(annotations, lastApplied)
+					if len(annotations) == 0 {
+						delete(md, "annotations")
+					}
+					body, _ = json.Marshal(recorded)
+				}
+				if !sameJSON(t, got, body) {
+					t.Errorf("request %d:\nkubectlObjects %s\nkubectl        %s", i, got, body)
 				}
 			}
 		})
