@@ -75,6 +75,15 @@ declare global {
 }
 
 // 1. Editors, at once.
+const EDITOR_IDS: EditorId[] = ['crd', 'objects', 'old', 'oldcrd'];
+/** Bumped by every edit of an editor's text: an evaluation's answer is shown only if no edit came since it read
+ * the texts (run). */
+let editGen = 0;
+/** Whether the panes show an older text's (or mode's) results than the editors': while an evaluation of the
+ * current ones is due or running. setBusy. */
+let busy = false;
+/** What the editors hold, named while it is evaluated ("Evaluating CronTab with a default and a CEL rule…"). */
+let subject = DEFAULT_EXAMPLE.title;
 const editorsReady = performance.now();
 let kindsCache: { text: string; kinds: KindSchema[] } = { text: '\0', kinds: [] };
 function kinds(): KindSchema[] {
@@ -88,7 +97,7 @@ function kinds(): KindSchema[] {
 // document, read once the engine is there (openapi.ts); until then the CRD editor has no schema help.
 let crdKinds: KindSchema[] = [];
 app.editors = createEditors({ crd: DEFAULT_EXAMPLE.crd, objects: DEFAULT_EXAMPLE.objects ?? '', old: DEFAULT_EXAMPLE.old ?? '', oldcrd: DEFAULT_EXAMPLE.oldCrd ?? '' }, {
-  onChange: (id) => schedule(id),
+  onChange: (id) => edited(id),
   onRun: () => void run(),
   onShare: () => void share(),
   kinds,
@@ -193,6 +202,78 @@ function setMode(mode: string): void {
 }
 $('mode')?.addEventListener('change', (e) => { setMode((e.target as HTMLSelectElement).value); void run(); });
 
+// Staleness: what the panes and the editors' counts show is the result of the texts (and mode) it was
+// evaluated for; from an edit (or a new mode, a rerun) until the answer for the editors' texts is shown, the
+// panes it replaces are aria-busy (style.css dims them and shows the "updating…" mark after a moment, so that
+// a quick evaluation does not flicker), the counts are marked as the previous text's and the status line
+// says "Evaluating…". Choosing an example or opening a link replaces the panes at once (clearPanes): the
+// previous example's verdict is never beside the new example's text.
+/** The panes an evaluation replaces. */
+const REPLACED: Tab[] = ['result', 'cel', 'table', 'versions', 'explain'];
+const results = document.querySelector<HTMLElement>('.results');
+results?.append(h('span', { class: 'updating', 'aria-hidden': 'true' }, 'updating…'));
+/** An edit of an editor's text: the results shown are of an older text from now on. */
+function edited(id: EditorId): void {
+  editGen++;
+  setBusy(true);
+  schedule(id);
+}
+function setBusy(on: boolean): void {
+  if (busy === on) return;
+  busy = on;
+  for (const t of REPLACED) {
+    const pane = $(`pane-${t}`);
+    if (on) pane?.setAttribute('aria-busy', 'true');
+    else pane?.removeAttribute('aria-busy');
+  }
+  if (results) results.dataset.busy = String(on);
+  for (const id of EDITOR_IDS) {
+    const info = $(`${id}-info`);
+    if (!info) continue;
+    if (on) {
+      info.dataset.stale = 'true';
+      info.setAttribute('aria-busy', 'true');
+      info.title = 'the previous text\'s count: the current text is being evaluated';
+    } else {
+      delete info.dataset.stale;
+      info.removeAttribute('aria-busy');
+      info.title = '';
+    }
+  }
+  showEngine();
+}
+/** The panes' message while there is no result of the editors' texts: the engine's download (with its
+ * progress), or what is being evaluated. */
+const loading = { text: h('span', {}, 'Loading the engine…'), bar: h('progress', { max: '1', value: '0' }) as HTMLProgressElement };
+const loadingLine = h('p', { class: 'placeholder muted loading' }, loading.text, ' ', loading.bar);
+function showPending(what = `Evaluating ${subject}…`): void {
+  const state = $('status')?.dataset.state;
+  if (state === 'failed') return;
+  for (const t of ['result', 'cel', 'table', 'versions'] as Tab[]) {
+    $(`pane-${t}`)?.replaceChildren(t === 'result' && state === 'loading' ? loadingLine
+      : h('p', { class: 'placeholder muted' }, state === 'loading' ? 'Loading the engine…' : what));
+  }
+}
+/** The editors hold something else (an example, a link): the previous verdicts, counts and marks go at once. */
+function clearPanes(what?: string): void {
+  app.evaluation = null;
+  app.session.explain = undefined;
+  explainShown = null;
+  stale.add('explain');
+  if (app.tab === 'explain') renderPane('explain');
+  app.editors.show([]);
+  for (const id of EDITOR_IDS) {
+    const info = $(`${id}-info`);
+    if (info) {
+      info.textContent = '';
+      info.dataset.errors = '0';
+    }
+  }
+  showPending(what);
+  setBusy(true);
+}
+showPending();
+
 // 3. Embed configuration: ?panes=objects,result,table&readonly=1&tab=table
 if (embed) {
   const panes = (params.get('panes') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
@@ -265,9 +346,14 @@ async function restore(): Promise<void> {
   const frag = location.hash.slice(1);
   const short = shortID(new URL(location.href));
   if (!frag && !short) return;
+  subject = 'the link';
+  // A link opened over a page that shows results (another link pasted in the address bar): those are not the
+  // link's, and a short link takes a round trip to the server.
+  if (app.evaluation) showPending('Opening the link…');
   try {
     const s = short ? await openShort(short) : await decode(frag);
     apply(s);
+    clearPanes();
     const dropped = droppedNotice(s);
     if (dropped) notice(dropped, 'info');
     if (s.version !== undefined && params.get('version') === null) chooseTarget(s.version);
@@ -360,7 +446,9 @@ if (examplesSelect) void loadGallery();
 examplesSelect?.addEventListener('change', () => {
   const ex = app.examples.find((e) => e.id === examplesSelect.value);
   if (!ex) return;
+  subject = ex.title;
   apply({ crd: ex.crd, objects: ex.objects ?? '', old: ex.old ?? '', oldCrd: ex.oldCrd ?? '', mode: ex.mode ?? 'create', tab: ex.tab });
+  clearPanes();
   if (ex.tab) setTab(ex.tab);
   if (ex.description) notice(`${ex.title}: ${ex.description}`, 'info');
   else $('notice')!.hidden = true;
@@ -381,6 +469,10 @@ function showProgress(loaded: number, total: number): void {
   if (total) p.max = total;
   p.value = loaded;
   $('bytes')!.textContent = total ? `${mb(loaded)} of ${mb(total)}` : mb(loaded);
+  // The Result pane says it too, until there is a result.
+  loading.text.textContent = total ? `Loading the engine (${mb(total)})… ${mb(loaded)}` : `Loading the engine… ${mb(loaded)}`;
+  if (total) loading.bar.max = total;
+  loading.bar.value = loaded;
 }
 app.client.addEventListener('progress', ({ detail: { loaded, total } }) => showProgress(loaded, total));
 // A worker of the page's own (boot.ts's client.js, another copy of the class than this bundle's: no instanceof)
@@ -397,6 +489,7 @@ app.client.ready.then(({ version }) => {
   showEngine();
   status.title = `${version.go}${version.revision ? ', ' + version.revision.slice(0, 12) + (version.modified ? '+' : '') : ''}`;
   $('progress')!.hidden = $('bytes')!.hidden = true;
+  if (!app.evaluation) showPending();
   performance.mark('crdplay:engine-ready');
   webhook.onCall = (line) => { const l = webhookBox.querySelector('.webhook-log'); if (l) l.textContent += line + '\n'; };
   app.client.setWebhook(webhook.fn);
@@ -407,6 +500,8 @@ app.client.ready.then(({ version }) => {
   $('engine')!.dataset.state = 'failed';
   $('status')!.textContent = message;
   noResult(`${message}. Nothing can be evaluated; hover and completion still work from the CRD text.`);
+  for (const t of ['cel', 'table', 'versions']) $(`pane-${t}`)?.replaceChildren();
+  setBusy(false);
 });
 selectEngine();
 
@@ -438,7 +533,9 @@ function showEngine(): void {
   document.body.dataset.engine = r?.version.emulated ?? '';
   const st = $('status');
   if (!st || st.dataset.state !== 'ready') return;
+  st.dataset.busy = String(busy);
   st.textContent = !r ? `Starting Kubernetes ${app.client.emulatedVersion} (emulated)…`
+    : busy ? 'Evaluating…'
     : `Engine ready${app.client === engines?.default ? ` in ${Math.round(r.timings.page)} ms` : ''}: ${engineName(r.version)}`;
 }
 window.crdplayEngines = { engines: engines!, emulate: (v) => useEngine(engines!.start(v)) };
@@ -512,6 +609,7 @@ async function run(): Promise<void> {
       let t0: number;
       let installs: boolean;
       let analysis: boolean;
+      let gen = editGen;
       try {
         await client.ready;
         if (!client.has('evaluate')) throw new Error('this engine build has no evaluator (crdplay.evaluate)');
@@ -522,9 +620,13 @@ async function run(): Promise<void> {
         const migrating = app.migrateNext && app.mode === 'upgrade';
         app.migrateNext = false;
         const texts = { crd: app.editors.text('crd'), objects: app.editors.text('objects'), old: app.editors.text('old'), oldCrd: app.editors.text('oldcrd') };
+        gen = editGen;
         installs = texts.crd !== app.session.crdText || (app.mode === 'upgrade' && texts.oldCrd !== app.session.oldCrdText);
         // The shown results wait for their analysis, and nothing was edited since: this evaluation is that.
         analysis = !installs && !!app.evaluation?.analysisPending;
+        // The panes will be replaced (a rerun in another mode, traced or with tables, replaces them too); the
+        // analysis of the results shown completes them.
+        if (!analysis) setBusy(true);
         t0 = performance.now();
         // The requests are traced only for the log, when it is shown (setTab evaluates again when it opens);
         // the analysis' evaluation repeats the requests the log has just shown.
@@ -543,6 +645,10 @@ async function run(): Promise<void> {
       }
       if (client !== app.client) dirty = true;
       if (dirty) continue; // stale: the text or the engine changed meanwhile
+      // An edit since, whose evaluation waits for the next keystroke (schedule's timer): its run evaluates the
+      // texts now in the editors, and this answer, of texts already gone, is not shown.
+      if (gen !== editGen) break;
+      setBusy(false);
       if (analysis && !res.exchanges) res.exchanges = app.evaluation?.exchanges; // the same requests, logged once
       show(res, t0, call, analysis ? undefined : res.exchanges);
       if (!dirty) resolveWaiting();
@@ -552,6 +658,7 @@ async function run(): Promise<void> {
     const message = `The evaluation failed: ${e?.error ?? e?.message ?? String(e)}`;
     notice(message, 'error');
     noResult(message);
+    setBusy(false);
   } finally {
     running = false;
     resolveWaiting();
@@ -568,13 +675,13 @@ function migrate(): Promise<void> {
 /** Says in the result pane why there is no result, while it has no evaluation to show: a blank pane would
  * say nothing. */
 function noResult(message: string): void {
-  if (!app.evaluation) $('pane-result')?.replaceChildren(h('p', { class: 'error' }, message));
+  if (!app.evaluation) $('pane-result')?.replaceChildren(h('p', { class: 'error placeholder' }, message));
 }
 
 /** Shows an evaluation's results; log are the exchanges to add to the HTTP log. */
 function show(res: CrdplayEvaluateResult, start = 0, call = 0, log = res.exchanges): void {
   const t0 = performance.now();
-  if (!app.evaluation) performance.mark('crdplay:first-result');
+  if (!performance.getEntriesByName('crdplay:first-result').length) performance.mark('crdplay:first-result');
   app.evaluation = res;
   // runs counts complete results: a CRD's first results, whose analysis is pending, are followed by them.
   if (!res.analysisPending) app.runs++;
