@@ -191,7 +191,12 @@ func (ev *evaluation) installOne(d *yamlpos.Doc) (CRDResult, []string) {
 	res.StartLine = docLine(d)
 	_, _, res.Name = docMeta(d)
 	loc := crdLocator(d)
+	// A document that is not YAML is one error, where go-yaml places it; the API's 400 to it (its own words
+	// for the same, with the lines of the document it was sent and the body's first bytes in hex) is the
+	// error's Detail.
+	syntax := -1
 	if d.Err != nil {
+		syntax = len(st.diags)
 		st.diags = append(st.diags, Diagnostic{Source: SourceCRDs, Document: d.Index, Type: "YAMLSyntax", Message: d.Err.Message, Severity: SeverityError, Span: d.Err.Span, Exact: true})
 	}
 	// The document as the user wrote it, so that the API's YAML errors are its own; or the same as JSON, as
@@ -221,7 +226,11 @@ func (ev *evaluation) installOne(d *yamlpos.Doc) (CRDResult, []string) {
 		if !json.Valid(r.body) {
 			res.Error, _ = json.Marshal(string(r.body))
 		}
-		if d.Err == nil || r.status != http.StatusBadRequest {
+		if syntax >= 0 && r.status == http.StatusBadRequest {
+			if apiSt, ok := parseStatus(r.body); ok {
+				st.diags[syntax].Detail = apiSt.Message
+			}
+		} else {
 			diags := statusDiagnostics(SourceCRDs, d, r, SeverityError, loc)
 			for i := range diags {
 				atCELError(d, &diags[i])

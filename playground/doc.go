@@ -45,7 +45,13 @@
 // only what a cluster refuses is an error; Input.Migrate runs the storage migration a refusal asks for.
 //
 // Bad input never fails an evaluation: text that is not YAML, documents that are not objects, unknown kinds,
-// YAML bombs and absurd nesting all become diagnostics with a line. Evaluate returns an error only for a
+// YAML bombs and absurd nesting all become diagnostics with a line. A mistake is one diagnostic, at the line
+// and column of the mistake, in the words a person reads (diagnostics.go): a YAML error where go-yaml's
+// parser finds the line that broke the text, a value of the wrong type at the value in YAML's terms, a key
+// given twice at its second key, with the editor's line numbers; the API's own message, when said otherwise
+// (the lines of the document it was sent, the hex of a body it could not decode, Go's type names), stays
+// whole in Diagnostic.Detail, and the causes of an answer that follow from another (the CEL rules not checked
+// because of it) are that one's Notes, not diagnostics of their own. Evaluate returns an error only for a
 // caller's mistake (an unknown Mode) or a fault of the playground itself.
 //
 // The wasm bridge (wasm/main_js.go) exposes Evaluate as crdplay.evaluate(inputJSON) -> Promise<resultJSON>;

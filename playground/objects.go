@@ -65,6 +65,9 @@ type object struct {
 	liveWarnings []string
 	// clientJSON sends the document as its JSON whatever its keys (Input.ClientJSON).
 	clientJSON bool
+	// recorded are the diagnostics record placed for the object's answers, so that what two answers both say
+	// (a create's and the /status PUT's warning about the same field of the same text) is said once.
+	recorded map[string]bool
 }
 
 func (o *object) key() string {
@@ -173,7 +176,18 @@ func (ev *evaluation) parse(src Source, text string) []*object {
 		}
 		j, err := yaml.YAMLToJSON([]byte(d.Source))
 		if err != nil {
-			ev.fail(o, "YAMLSyntax", err.Error(), "")
+			// What go-yaml v2 (the API's decoder, and kubectl's) refuses and v3 reads: at its line or value.
+			ps := decodingDiagnostics(d, err.Error(), docLocator(d))
+			if len(ps) == 0 {
+				ev.fail(o, "YAMLSyntax", err.Error(), "")
+			}
+			for _, p := range ps {
+				dg := Diagnostic{Field: p.field, Type: "YAMLSyntax", Message: p.message, Severity: SeverityError, Span: p.at.Span, Exact: p.at.Exact}
+				if dg.Message != err.Error() {
+					dg.Detail = err.Error()
+				}
+				ev.objectDiag(o, dg)
+			}
 			continue
 		}
 		dec := json.NewDecoder(bytes.NewReader(j))
@@ -356,26 +370,49 @@ func (ev *evaluation) record(o *object, op, method, path string, r *response, se
 	loc := docLocator(o.doc)
 	deprecated := func(w string) bool { return o.crd.deprecated[o.ver] && strings.Contains(w, " is deprecated") }
 	for _, d := range warningDiagnostics(o.src, o.doc, r.warnings, loc, deprecated) {
-		ev.objectDiag(o, d)
+		ev.recordDiag(o, d)
 	}
 	if !o.res.Accepted {
 		for _, d := range statusDiagnostics(o.src, o.doc, r, sev, loc) {
+			// The rules the API did not check are said where they apply (a note of the error that blocked
+			// them; alone, a diagnostic there).
 			if d.Field == "<nil>" && strings.Contains(d.Message, rulesNotChecked) {
-				d.Span, d.Exact = o.ruleSpan(d.Span), false
+				if sp, ok := o.ruleSpan(); ok {
+					d.Span = sp
+				}
+				d.Exact = false
 			}
-			ev.objectDiag(o, d)
+			for i, n := range d.Notes {
+				if n.Field == "<nil>" && strings.Contains(n.Message, rulesNotChecked) {
+					if sp, ok := o.ruleSpan(); ok {
+						d.Notes[i].Span = &sp
+					}
+				}
+			}
+			ev.recordDiag(o, d)
 		}
 	}
 }
 
-// rulesNotChecked is in the message of the cause, without a field, that stands for every CEL rule the API
-// skipped because the object had errors that make rules meaningless (crstrategy's blockingError).
-const rulesNotChecked = "some validation rules were not checked"
+// recordDiag adds a diagnostic of one of o's answers, unless an earlier answer of o's had the same one: the
+// object written twice (created, then its /status PUT in ModeStatus without an old object) gets the same
+// warnings for the same text twice, and it is one problem.
+func (ev *evaluation) recordDiag(o *object, d Diagnostic) {
+	k := fmt.Sprintf("%s\x00%s\x00%s\x00%s\x00%s\x00%v", d.Type, d.Severity, d.Field, d.Message, d.Detail, d.Span)
+	if o.recorded[k] {
+		return
+	}
+	if o.recorded == nil {
+		o.recorded = map[string]bool{}
+	}
+	o.recorded[k] = true
+	ev.objectDiag(o, d)
+}
 
 // ruleSpan is where the rules the API did not check apply in o's document: the first field, in the schema's
-// order, that has rules and is in the text (a rule on list items at its list). Rules on the root only, or on
-// fields the text lacks, leave the cause at the document's start (def).
-func (o *object) ruleSpan(def yamlpos.Span) yamlpos.Span {
+// order, that has rules and is in the text (a rule on list items at its list). ok is false for rules on the
+// root only, or on fields the text lacks.
+func (o *object) ruleSpan() (yamlpos.Span, bool) {
 	for _, self := range o.crd.ruleFields[o.ver] {
 		if i := strings.Index(self, "[*]"); i >= 0 {
 			self = self[:i]
@@ -384,10 +421,10 @@ func (o *object) ruleSpan(def yamlpos.Span) yamlpos.Span {
 			continue
 		}
 		if r := o.doc.Locate(self); r.Exact {
-			return r.Span
+			return r.Span, true
 		}
 	}
-	return def
+	return yamlpos.Span{}, false
 }
 
 // adopt makes a successful answer's object the live one. A GET's warnings are what a GET in the object's

@@ -217,7 +217,7 @@ func TestObjectDiagnosticPositions(t *testing.T) {
 		{1, "spec.tags[1]", "FieldValueTypeInvalid", 15, 15, 16, true, SeverityError}, // a flow list item
 		{2, "spec.size", "FieldValueRequired", 21, 1, 5, false, SeverityError},        // missing: its parent
 		{3, "kind", "NoKindMatch", 25, 1, 15, true, SeverityError},                    // no CRD serves it
-		{4, "", "YAMLSyntax", 31, 1, 23, true, SeverityError},                         // where the flow opens
+		{4, "", "YAMLSyntax", 31, 11, 23, true, SeverityError},                        // where the flow opens: its bracket
 	}
 	var got []Diagnostic
 	for _, d := range res.Diagnostics {
@@ -377,22 +377,28 @@ spec:
 	for _, tc := range []struct {
 		name    string
 		objects string
-		want    Span
+		want    *Span
 	}{
-		// spec.size is missing: the API skips the rules and says so without a field; the rule is spec.limits'.
-		{"at the field that has the rule", "apiVersion: example.com/v1\nkind: Gadget\nmetadata:\n  name: g\nspec:\n  limits:\n    max: 3\n", Span{Line: 6, Column: 3, EndLine: 6, EndColumn: 9}},
-		{"without the field in the text: at the document's start", "apiVersion: example.com/v1\nkind: Gadget\nmetadata:\n  name: g\nspec: {}\n", Span{Line: 1, Column: 1, EndLine: 1, EndColumn: 27}},
+		// spec.size is missing: the API skips the rules and says so without a field, a note of the missing
+		// field's error; the rule is spec.limits'.
+		{"at the field that has the rule", "apiVersion: example.com/v1\nkind: Gadget\nmetadata:\n  name: g\nspec:\n  limits:\n    max: 3\n", &Span{Line: 6, Column: 3, EndLine: 6, EndColumn: 9}},
+		{"without the field in the text: nowhere else", "apiVersion: example.com/v1\nkind: Gadget\nmetadata:\n  name: g\nspec: {}\n", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := evaluate(t, NewSession(Options{}), Input{CRDs: &crd, Objects: tc.objects})
-			var got []Diagnostic
+			var got []Note
 			for _, d := range res.Diagnostics {
 				if strings.Contains(d.Message, "some validation rules were not checked") {
-					got = append(got, d)
+					t.Errorf("a diagnostic of its own: %+v", d)
+				}
+				for _, n := range d.Notes {
+					if d.Field == "spec.size" && strings.Contains(n.Message, "some validation rules were not checked") {
+						got = append(got, n)
+					}
 				}
 			}
-			if len(got) != 1 || got[0].Span != tc.want {
-				t.Errorf("got %+v, want one at %+v (all: %+v)", got, tc.want, res.Diagnostics)
+			if len(got) != 1 || jsonOf(got[0].Span) != jsonOf(tc.want) {
+				t.Errorf("got %+v, want one note of spec.size's error at %+v (all: %+v)", got, tc.want, res.Diagnostics)
 			}
 		})
 	}

@@ -171,9 +171,20 @@ type Diagnostic struct {
 	// reason when there is no cause (BadRequest, AlreadyExists, ...), "Warning" for a Warning header,
 	// "YAMLSyntax" for text that does not parse, "NoKindMatch" for an object no CRD serves, and so on.
 	Type string `json:"type"`
-	// Message is upstream's message, as the API returned it.
+	// Message is upstream's message, in the words a person reads: the API's or go-yaml's own, except where
+	// the API's message is about the document it was sent rather than the text (its line numbers, which the
+	// editor counts from the text's start and go-yaml's parser from 0; the hex of the body it could not
+	// decode) or about Go rather than YAML (a Go type's name for a value of the wrong type). Detail is then
+	// the API's message whole.
 	Message  string   `json:"message"`
 	Severity Severity `json:"severity"`
+	// Detail is the API's whole message, when Message says it otherwise (see Message); for a document that is
+	// not YAML, the API's answer to it. Empty when Message is the API's.
+	Detail string `json:"detail,omitempty"`
+	// Notes are the causes of the same answer that follow from this problem and are not mistakes of their
+	// own: the CEL rules the API did not check because of it ("some validation rules were not checked"), the
+	// same value read again by the scale subresource. They are not diagnostics: one mistake counts once.
+	Notes []Note `json:"notes,omitempty"`
 	// Span is where Field is in the document: its key and one-line value, or its nearest ancestor in the
 	// text when Exact is false (a required field that is missing, a path in upstream's internal CRD layout
 	// that the v1 text spells differently).
@@ -184,6 +195,17 @@ type Diagnostic struct {
 	// Fix is the next step that resolves the problem, in upstream's terms, where there is one (ModeUpgrade:
 	// the storage migration for a stored version removed, a default for a new required field, ...).
 	Fix string `json:"fix,omitempty"`
+}
+
+// Note is a cause of the API's answer that follows from a Diagnostic's problem (Diagnostic.Notes): its field,
+// type and message as the API gave them.
+type Note struct {
+	Field   string `json:"field,omitempty"`
+	Type    string `json:"type"`
+	Message string `json:"message"`
+	// Span is where the note applies when that is elsewhere in the document: for the rules the API did not
+	// check, the first field that has rules (nil when they are on the root only, or on fields the text lacks).
+	Span *Span `json:"span,omitempty"`
 }
 
 // CRDResult is the API's answer to one CRD document of the CRD text (documents that are not CRDs have a

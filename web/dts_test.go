@@ -27,6 +27,7 @@ var tsNames = map[string]string{
 	"playground.VersionInfo":     "CrdplayVersionInfo",
 	"playground.PrinterColumn":   "CrdplayPrinterColumn",
 	"playground.Diagnostic":      "CrdplayDiagnostic",
+	"playground.Note":            "CrdplayNote",
 	"playground.ObjectResult":    "CrdplayObjectResult",
 	"playground.VersionView":     "CrdplayVersionView",
 	"playground.RuntimeCost":     "CrdplayRuntimeCost",

@@ -86,9 +86,20 @@ export function shapeMessage(message: string): ShapedMessage {
   return shaped;
 }
 
-/** A shaped message as DOM: its text, the snippet preformatted, upstream's full text behind an expander. */
-export function messageNode(message: string, prefix = ''): HTMLElement {
+/** A diagnostic's notes (the API's causes that follow from its problem), a line each: "note: <field>: <message>". */
+export function notesText(d: CrdplayDiagnostic): string[] {
+  return (d.notes ?? []).map((n) => {
+    const text = shapeMessage(n.message).text.replace(/^Invalid value: null: /, '');
+    const field = n.field && n.field !== '<nil>' && !text.startsWith(n.field) ? `${n.field}: ` : '';
+    return `note: ${field}${text}`;
+  });
+}
+
+/** A shaped message as DOM: its text, the snippet preformatted, the diagnostic's notes, and upstream's full
+ * text (the diagnostic's detail when it has one) behind an expander. */
+export function messageNode(message: string, prefix = '', d?: CrdplayDiagnostic): HTMLElement {
   const m = shapeMessage(message);
+  if (d?.detail) m.full = d.detail;
   const box = document.createElement('div');
   box.className = 'message';
   const p = document.createElement('div');
@@ -101,15 +112,26 @@ export function messageNode(message: string, prefix = ''): HTMLElement {
     pre.textContent = m.snippet;
     box.append(pre);
   }
+  const notes = d ? notesText(d) : [];
+  if (notes.length) {
+    const ul = document.createElement('ul');
+    ul.className = 'message-notes';
+    for (const n of notes) {
+      const li = document.createElement('li');
+      li.textContent = n;
+      ul.append(li);
+    }
+    box.append(ul);
+  }
   if (m.full) {
-    const d = document.createElement('details');
-    d.className = 'message-full';
+    const det = document.createElement('details');
+    det.className = 'message-full';
     const sum = document.createElement('summary');
     sum.textContent = 'as the API said it';
     const pre = document.createElement('pre');
     pre.textContent = m.full;
-    d.append(sum, pre);
-    box.append(d);
+    det.append(sum, pre);
+    box.append(det);
   }
   return box;
 }
@@ -161,6 +183,7 @@ const theme = EditorView.theme({
   '.cm-tooltip-lint .message-snippet, .cm-tooltip-lint .message-full pre': { font: '12px/1.35 var(--mono)', margin: '4px 0 0', whiteSpace: 'pre', overflowX: 'auto' },
   '.cm-tooltip-lint .message-full summary': { cursor: 'pointer', color: 'var(--muted)', fontSize: '12px' },
   '.cm-tooltip-lint .message-full pre': { whiteSpace: 'pre-wrap', overflowWrap: 'anywhere' },
+  '.cm-tooltip-lint .message-notes': { margin: '4px 0 0', paddingLeft: '1.2em', color: 'var(--muted)', fontSize: '12px' },
 });
 
 export interface Editors {
@@ -260,10 +283,11 @@ export function createEditors(initial: Record<EditorId, string>, opts: EditorOpt
           const to = Math.max(from + 1, offset(doc, d.endLine || d.line, d.endColumn || d.column + 1));
           const message = diagnosticText(d);
           const shaped = shapeMessage(message);
+          const notes = notesText(d);
           return {
             from, to: Math.min(to, doc.length), severity: d.severity,
-            message, source: d.field ? `field ${d.field}` : undefined,
-            renderMessage: shaped.full ? () => messageNode(message) : undefined,
+            message: [message, ...notes].join('\n'), source: d.field ? `field ${d.field}` : undefined,
+            renderMessage: shaped.full || d.detail || notes.length ? () => messageNode(message, '', d) : undefined,
           };
         });
         // The same diagnostics as the editor shows (those of the last evaluation, moved with the edits since)

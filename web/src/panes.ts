@@ -67,7 +67,9 @@ function asTheAPISaid(text: string): HTMLElement {
 
 /** A Warning header of an answer; a link to its place when the engine placed it at a field. */
 function warning(w: string, res: CrdplayEvaluateResult, source: CrdplaySource, document: number, item = 0): HTMLElement {
-  const d = res.diagnostics.find((x) => x.type === 'Warning' && x.message === w && x.source === source && x.document === document && (x.item ?? 0) === item);
+  // A warning about a line of the document the API was sent is placed and said with the editor's line; its
+  // detail is the API's words.
+  const d = res.diagnostics.find((x) => x.type === 'Warning' && (x.message === w || x.detail === w) && x.source === source && x.document === document && (x.item ?? 0) === item);
   return h('p', { class: 'warning' }, 'Warning: ', d?.field ? gotoLink(d.source, d, w) : w);
 }
 
@@ -76,6 +78,14 @@ type Placer = (field: string) => CrdplayDiagnostic | undefined;
 
 function placer(res: CrdplayEvaluateResult, source: CrdplaySource, document: number, item = 0): Placer {
   return (field) => res.diagnostics.find((d) => d.source === source && d.document === document && (d.item ?? 0) === item && d.field === field);
+}
+
+/** Finds the diagnostics that say an answer's message (one without causes: a document the API could not
+ * decode) in a person's words, at their places: those whose detail is the message. */
+type Sayer = (message: string) => CrdplayDiagnostic[];
+
+function sayer(res: CrdplayEvaluateResult, source: CrdplaySource, document: number, item = 0): Sayer {
+  return (message) => res.diagnostics.filter((d) => d.source === source && d.document === document && (d.item ?? 0) === item && d.detail === message);
 }
 
 /** The Result pane: acceptance of each CRD, then each object's outcome with its stored form. */
@@ -104,7 +114,7 @@ export function renderResult(pane: HTMLElement, res: CrdplayEvaluateResult, targ
         h('dt', {}, 'conditions'), h('dd', {}, conds.join(', ') || 'none yet'),
       ));
     } else {
-      sec.append(statusBlock(c.error, placer(res, 'crds', c.document)));
+      sec.append(statusBlock(c.error, placer(res, 'crds', c.document), sayer(res, 'crds', c.document)));
     }
     for (const w of c.warnings ?? []) sec.append(warning(w, res, 'crds', c.document));
     out.push(sec);
@@ -162,7 +172,7 @@ export function notCheckedList(res: CrdplayEvaluateResult, texts: Partial<Record
     })));
 }
 
-export function statusBlock(body: any, place?: Placer): HTMLElement {
+export function statusBlock(body: any, place?: Placer, say?: Sayer): HTMLElement {
   if (!body || typeof body !== 'object') return pre(String(body ?? ''), 'error');
   const causes: any[] = body.details?.causes ?? [];
   const text = String(body.message ?? '');
@@ -170,10 +180,17 @@ export function statusBlock(body: any, place?: Placer): HTMLElement {
   // A message that joins several causes with their CEL snippets interleaves the snippets with the text: its
   // first line heads the causes, each shown below with its own snippet, and the whole is behind the expander.
   const joined = causes.length > 1 && shapeMessage(text).snippet !== undefined;
-  const box = h('div', { class: 'status-error' }, ...(joined
-    ? [h('p', { class: 'error' }, `${prefix}${shapeMessage(text.split('\n')[0]).text} …`),
+  // A message about a document the API could not decode is said as the engine placed it (the editor's
+  // lines, no hex of the body, YAML's words for Go's types), each problem linked to its place.
+  const said = causes.length ? [] : (say?.(text) ?? []);
+  const box = h('div', { class: 'status-error' }, ...(said.length
+    ? [h('p', { class: 'error' }, prefix.trim()),
+      h('ul', { class: 'causes' }, ...said.map((d) => h('li', {}, gotoLink(d.source, d, `line ${d.line}, column ${d.column}`), `: ${diagnosticText(d)}`))),
       asTheAPISaid(text)]
-    : message(text, prefix)));
+    : joined
+      ? [h('p', { class: 'error' }, `${prefix}${shapeMessage(text.split('\n')[0]).text} …`),
+        asTheAPISaid(text)]
+      : message(text, prefix)));
   if (causes.length) {
     box.append(h('ul', { class: 'causes' }, ...causes.map((c) => {
       const field = String(c.field ?? '');
@@ -218,7 +235,7 @@ function objectResult(o: CrdplayObjectResult, res: CrdplayEvaluateResult): HTMLE
   }
   if (!ok) {
     // The API's Status: a refused update leaves the old object stored, but the answer is the refusal.
-    sec.append(statusBlock(o.response, placer(res, o.source, o.document, o.item ?? 0)));
+    sec.append(statusBlock(o.response, placer(res, o.source, o.document, o.item ?? 0), sayer(res, o.source, o.document, o.item ?? 0)));
     return sec;
   }
   if (o.deleted) {

@@ -254,9 +254,16 @@ export interface CrdplayDiagnostic extends CrdplaySpan {
   /** The cause's type (FieldValueInvalid...), the Status reason without causes (BadRequest...), "Warning",
    * "YAMLSyntax", "NoKindMatch", "MissingKind", "NotAnObject", "NamesAccepted:<reason>", "Seeded", ... */
   type: string;
-  /** Upstream's message. */
+  /** Upstream's message, in the words a person reads: the API's or go-yaml's, except where the API speaks of the
+   * document it was sent (its line numbers, the hex of a body it could not decode) or of Go types; detail then
+   * has the API's whole message. */
   message: string;
   severity: 'error' | 'warning' | 'info';
+  /** The API's whole message when message says it otherwise; for a document that is not YAML, the API's answer. */
+  detail?: string;
+  /** The causes of the same answer that follow from this problem (the CEL rules not checked because of it, the
+   * scale subresource reading the same value): not problems of their own, and not counted. */
+  notes?: CrdplayNote[];
   /** False when the field is not in the text and the span is its nearest ancestor (a missing required field,
    * a path of upstream's internal CRD layout). */
   exact: boolean;
@@ -265,6 +272,15 @@ export interface CrdplayDiagnostic extends CrdplaySpan {
   /** The next step that resolves the problem, in upstream's terms, where there is one ('upgrade': the storage
    * migration for a stored version removed, a default for a new required field, ...). */
   fix?: string;
+}
+
+/** A cause of the API's answer that follows from a diagnostic's problem: field, type and message as the API gave them. */
+export interface CrdplayNote {
+  field?: string;
+  type: string;
+  message: string;
+  /** Where the note applies when elsewhere in the document: for the rules not checked, the first field with rules. */
+  span?: CrdplaySpan;
 }
 
 export interface CrdplayCondition {

@@ -17,6 +17,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	yamlv2 "go.yaml.in/yaml/v2"
 	yaml "go.yaml.in/yaml/v3"
 )
 
@@ -124,6 +125,17 @@ func (t *Text) lineSpan(n int) Span {
 	return Span{Line: n, Column: 1, EndLine: n, EndColumn: end}
 }
 
+// ContentSpan is line n from its first character that is not a space (the indentation) to its last that is
+// not blank: where a problem of the line as a whole goes. A blank line's span is its first column.
+func (t *Text) ContentSpan(n int) Span {
+	sp := t.lineSpan(n)
+	l := t.line(n)
+	if i := len(l) - len(strings.TrimLeft(l, " ")); i < len(strings.TrimRight(l, " \t")) {
+		sp.Column = 1 + i // spaces are one UTF-16 unit each
+	}
+	return t.clamp(sp)
+}
+
 // Error is a problem with the text itself (invalid YAML, a bad document separator), at a position.
 type Error struct {
 	Span    Span   `json:"span"`
@@ -216,6 +228,35 @@ var parserErrors = map[string]bool{
 	"found incompatible YAML document":       true,
 }
 
+// blockErrors are the parser's errors about a block collection that a line broke (an entry indented less or
+// more than its siblings, a key among list items): the mistake is that line, which go-yaml v3 does not name
+// (it names the line where the collection began, its context), but go-yaml v2 does (its problem).
+var blockErrors = map[string]bool{
+	"did not find expected key":           true,
+	"did not find expected '-' indicator": true,
+}
+
+// MessageLine reads the line of a go-yaml v2 error message about a document, as the API's YAML decoder and
+// sigs.k8s.io/yaml print it ("yaml: line 9: did not find expected key"): v2 prints the line of the problem,
+// 1-based for its scanner's errors but 0-based for its parser's. It returns the line (1-based, in the
+// document) and the problem; ok is false for a message without a line (go-yaml leaves it out on the first
+// line, and for errors of decoding rather than syntax).
+func MessageLine(msg string) (line int, problem string, ok bool) {
+	m := yamlLineRe.FindStringSubmatch(msg)
+	if m == nil {
+		return 0, "", false
+	}
+	l, err := strconv.Atoi(m[1])
+	if err != nil {
+		return 0, "", false
+	}
+	problem = msg[len(m[0]):]
+	if parserErrors[problem] {
+		l++
+	}
+	return l, problem, true
+}
+
 // parse fills Root or Err and reports whether the document has any content.
 func (d *Doc) parse() bool {
 	var n yaml.Node
@@ -227,8 +268,14 @@ func (d *Doc) parse() bool {
 			if l, convErr := strconv.Atoi(m[1]); convErr == nil {
 				// go-yaml prints a scanner error's line 1-based but a parser error's line 0-based (the mark
 				// of the collection that was left open, else of the token that broke it).
-				if parserErrors[msg[len(m[0]):]] {
+				problem := msg[len(m[0]):]
+				if parserErrors[problem] {
 					l++
+				}
+				if blockErrors[problem] {
+					if pl, ok := problemLine(d.Source, problem); ok {
+						l = pl
+					}
 				}
 				line = d.StartLine + l - 1
 			}
@@ -240,7 +287,19 @@ func (d *Doc) parse() bool {
 			// The message's line as the editor numbers it, not as the document's own (and off by one) count.
 			msg = "yaml: line " + strconv.Itoa(line) + ": " + msg[len(m[0]):]
 		}
-		d.Err = &Error{Span: d.text.lineSpan(line), Message: msg}
+		if open, ok := flowErrors[problemOf(msg)]; ok {
+			// go-yaml v3 names the line of the flow collection left open, unless it opened on the document's
+			// first line (which it takes for no line): its opening bracket is the place.
+			for _, l := range []int{line, d.StartLine} {
+				if col, ok := lastUnclosed(d.text.line(l), open); ok {
+					sp := d.text.ContentSpan(l)
+					sp.Column = col
+					d.Err = &Error{Span: sp, Message: "yaml: line " + strconv.Itoa(l) + ": " + problemOf(msg)}
+					return true
+				}
+			}
+		}
+		d.Err = &Error{Span: d.text.ContentSpan(line), Message: msg}
 		return true
 	}
 	if n.Kind != yaml.DocumentNode || len(n.Content) == 0 {
@@ -248,6 +307,73 @@ func (d *Doc) parse() bool {
 	}
 	d.Root = n.Content[0]
 	return true
+}
+
+// flowErrors are the parser's errors about a flow collection left open, with its opening bracket.
+var flowErrors = map[string]byte{
+	"did not find expected ',' or ']'": '[',
+	"did not find expected ',' or '}'": '{',
+}
+
+// problemOf is the problem of a go-yaml error message, without "yaml: " and its line.
+func problemOf(msg string) string {
+	if m := yamlLineRe.FindStringSubmatch(msg); m != nil {
+		return msg[len(m[0]):]
+	}
+	return strings.TrimPrefix(msg, "yaml: ")
+}
+
+// lastUnclosed is the 1-based column (UTF-16) of the last opening bracket open on line that the line does not
+// close, outside quoted scalars and comments; ok is false when there is none.
+func lastUnclosed(line string, open byte) (int, bool) {
+	closer := byte(']')
+	if open == '{' {
+		closer = '}'
+	}
+	var stack []int // byte offsets of the brackets still open
+	for i := 0; i < len(line); i++ {
+		switch c := line[i]; {
+		case (c == '"' || c == '\'') && (i == 0 || strings.IndexByte(" \t[{,:", line[i-1]) >= 0):
+			// A quoted scalar: to its closing quote ('' is an escaped ' in single quotes, \" in double).
+			for i++; i < len(line); i++ {
+				if c == '"' && line[i] == '\\' {
+					i++
+				} else if line[i] == c {
+					if c == '\'' && i+1 < len(line) && line[i+1] == '\'' {
+						i++
+						continue
+					}
+					break
+				}
+			}
+		case c == '#' && (i == 0 || line[i-1] == ' ' || line[i-1] == '\t'):
+			i = len(line)
+		case c == open:
+			stack = append(stack, i)
+		case c == closer && len(stack) > 0:
+			stack = stack[:len(stack)-1]
+		}
+	}
+	if len(stack) == 0 {
+		return 0, false
+	}
+	at := stack[len(stack)-1]
+	return 1 + len(utf16.Encode([]rune(line[:at]))), true
+}
+
+// problemLine is the line (1-based, in src) of the token that broke a block collection, as go-yaml v2 (the
+// parser the API decodes YAML with) reports the problem; ok is false when v2 reports another.
+func problemLine(src, problem string) (int, bool) {
+	var v struct{}
+	err := yamlv2.Unmarshal([]byte(src), &v)
+	if err == nil {
+		return 0, false
+	}
+	if err.Error() == "yaml: "+problem {
+		return 1, true // go-yaml names no line for the first
+	}
+	l, p, ok := MessageLine(err.Error())
+	return l, ok && p == problem
 }
 
 // Start is the span of the document's first line of content, where problems of the whole document go.
@@ -721,4 +847,175 @@ func (w *walker) scalarEnd(n *yaml.Node) int {
 		return 1 + len(utf16.Encode(src)) + end - len(src)
 	}
 	return 1 + len(utf16.Encode(src[:end]))
+}
+
+// KeyAt finds the mapping key named key on line (of the text) and returns where it is (the key with a
+// one-line value, as Locate places a field) and its path: for a key given twice in a mapping, which go-yaml
+// reports by its line ("line 8: key \"image\" already set in map"). ok is false when the line has no such key.
+func (d *Doc) KeyAt(line int, key string) (Result, []Seg, bool) {
+	var found *walker
+	var path []Seg
+	d.visit(func(segs []Seg, k, v *yaml.Node) bool {
+		if k != nil && k.Kind == yaml.ScalarNode && k.Value == key && d.abs(k.Line) == line {
+			found, path = &walker{doc: d, node: v, key: k}, Append(segs)
+			return false
+		}
+		return d.abs(k0Line(k, v)) <= line // nothing below starts after line... keep looking while it can
+	})
+	if found == nil {
+		return Result{}, nil, false
+	}
+	return Result{Span: found.span(), Exact: true, Found: FormatSegs(path)}, path, true
+}
+
+// k0Line is the line a pair or item starts on.
+func k0Line(k, v *yaml.Node) int {
+	if k != nil {
+		return k.Line
+	}
+	return v.Line
+}
+
+// Tagged finds the first scalar written with the tag tag ("!!int") and the value value, as go-yaml v2 reports a
+// tagged value it cannot decode ("cannot decode !!str `x` as a !!int"). ok is false when there is none.
+func (d *Doc) Tagged(tag, value string) (Result, []Seg, bool) {
+	var found *walker
+	var path []Seg
+	d.visit(func(segs []Seg, k, v *yaml.Node) bool {
+		if v.Kind == yaml.ScalarNode && v.Style&yaml.TaggedStyle != 0 && v.Tag == tag && v.Value == value {
+			found, path = &walker{doc: d, node: v, key: k}, Append(segs)
+			return false
+		}
+		return true
+	})
+	if found == nil {
+		return Result{}, nil, false
+	}
+	return Result{Span: found.span(), Exact: true, Found: FormatSegs(path)}, path, true
+}
+
+// visit calls f for every key and value of the document in the text's order (k is nil for a list item and the
+// root), with the path to the value, until f returns false. It does not follow aliases, nor descend into
+// merged mappings: each node of the text is visited once.
+func (d *Doc) visit(f func(segs []Seg, k, v *yaml.Node) bool) {
+	if d.Root == nil {
+		return
+	}
+	var walk func(segs []Seg, k, v *yaml.Node) bool
+	walk = func(segs []Seg, k, v *yaml.Node) bool {
+		if !f(segs, k, v) {
+			return false
+		}
+		switch v.Kind {
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(v.Content); i += 2 {
+				key := v.Content[i]
+				if !walk(append(segs, K(key.Value)), key, v.Content[i+1]) {
+					return false
+				}
+			}
+		case yaml.SequenceNode:
+			for i, c := range v.Content {
+				if !walk(append(segs, I(i)), nil, c) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	walk(nil, nil, d.Root)
+}
+
+// DecodedField finds the value that encoding/json names in a type error about the document's JSON ("cannot
+// unmarshal string into Go struct field CustomResourceDefinitionVersion.spec.versions.served of type bool"):
+// fields are the error's path (spec, versions, served), which has the fields of Go structs only, neither list
+// indexes nor map keys; kind is the JSON kind the error names ("string", "number", "bool", "array", "object";
+// "" for any). It returns the first value in the text's order at such a path whose kind is kind (else the
+// first at such a path), with its path in upstream's field.Path spelling (spec.versions[0].served,
+// ...properties[spec].type); ok is false when the text has none.
+func (d *Doc) DecodedField(fields []string, kind string) (Result, string, bool) {
+	if d.Root == nil || len(fields) == 0 {
+		return Result{}, "", false
+	}
+	type hit struct {
+		w    walker
+		path string
+	}
+	var first, match *hit
+	// walk descends by the fields left: a mapping's key of the next field consumes it; after a field, the
+	// value may be a map (map keys are not in the path) or a list (nor are indexes).
+	var walk func(w walker, path string, fields []string, afterField bool)
+	walk = func(w walker, path string, fields []string, afterField bool) {
+		if match != nil {
+			return
+		}
+		n := resolve(w.node)
+		if n == nil {
+			return
+		}
+		if len(fields) == 0 {
+			h := &hit{w, path}
+			if first == nil {
+				first = h
+			}
+			if kind == "" || jsonKind(n) == kind {
+				match = h
+			}
+			return
+		}
+		switch n.Kind {
+		case yaml.SequenceNode:
+			if !afterField {
+				return
+			}
+			for i, c := range n.Content {
+				walk(walker{doc: d, node: c}, path+"["+strconv.Itoa(i)+"]", fields, false)
+			}
+		case yaml.MappingNode:
+			for _, p := range pairs(n) {
+				if p[0].Kind == yaml.ScalarNode && p[0].Value == fields[0] {
+					sep := "."
+					if path == "" {
+						sep = ""
+					}
+					walk(walker{doc: d, node: p[1], key: p[0]}, path+sep+fields[0], fields[1:], true)
+				}
+			}
+			if afterField {
+				for _, p := range pairs(n) {
+					if p[0].Kind == yaml.ScalarNode {
+						walk(walker{doc: d, node: p[1], key: p[0]}, path+"["+p[0].Value+"]", fields, false)
+					}
+				}
+			}
+		}
+	}
+	walk(walker{doc: d, node: d.Root}, "", fields, false)
+	if match == nil {
+		match = first
+	}
+	if match == nil {
+		return Result{}, "", false
+	}
+	return Result{Span: match.w.span(), Exact: true, Found: match.path}, match.path, true
+}
+
+// jsonKind is the kind of JSON value a YAML node becomes (sigs.k8s.io/yaml's conversion), as encoding/json
+// names it in its errors.
+func jsonKind(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "object"
+	case yaml.SequenceNode:
+		return "array"
+	}
+	switch n.ShortTag() {
+	case "!!int", "!!float":
+		return "number"
+	case "!!bool":
+		return "bool"
+	case "!!null":
+		return "null"
+	}
+	return "string"
 }

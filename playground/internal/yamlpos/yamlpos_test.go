@@ -361,3 +361,42 @@ func TestSplitSources(t *testing.T) {
 		})
 	}
 }
+
+// TestErrorPlace holds a document's YAML error to the place of the mistake: the line go-yaml v2 (the API's
+// parser) reports for a block collection broken by a line (go-yaml v3 names the line where the collection
+// began), the line v3 reports otherwise (where a quoted scalar or a key without its colon began), from the
+// line's first character that is not indentation, or from the bracket a flow collection left open opened.
+func TestErrorPlace(t *testing.T) {
+	for _, tc := range []struct {
+		name, src string
+		line, col int
+		message   string
+	}{
+		{"a nested key indented one space less", "a:\n  b: 1\n  c:\n    d: 2\n   e: 3\n  f: 4\n", 5, 4, "yaml: line 5: did not find expected key"},
+		{"a list item indented one space less", "a:\n  - 1\n - 2\n", 3, 2, "yaml: line 3: did not find expected key"},
+		{"a list item among keys", "a: 1\n- b\n", 2, 1, "yaml: line 2: did not find expected key"},
+		{"a key among list items", "- a\nb: 1\n", 2, 1, "yaml: line 2: did not find expected '-' indicator"},
+		{"a flow sequence left open", "a: 1\nb: [1, 2\nc: 3\n", 2, 4, "yaml: line 2: did not find expected ',' or ']'"},
+		{"a flow mapping left open after a closed one", "a: [{x: 1}, {y: 2\n", 1, 13, "yaml: line 1: did not find expected ',' or '}'"},
+		{"a key indented one space more", "a: 1\nb: 2\n  c: 3\n", 3, 3, "yaml: line 3: mapping values are not allowed in this context"},
+		{"a key without its colon", "a: b\nc\nd: e\n", 2, 1, "yaml: line 2: could not find expected ':'"},
+		{"a tab in the indentation", "a:\n\tb: 1\n", 2, 1, "yaml: line 2: found character that cannot start any token"},
+		{"in the second document", "a: 1\n---\nb:\n  c: 1\n  d:\n    e: 2\n   f: 3\n", 7, 4, "yaml: line 7: did not find expected key"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			docs, _ := Split(tc.src)
+			var err *Error
+			for _, d := range docs {
+				if d.Err != nil {
+					err = d.Err
+				}
+			}
+			if err == nil {
+				t.Fatalf("no error in %q", tc.src)
+			}
+			if err.Span.Line != tc.line || err.Span.Column != tc.col || err.Message != tc.message {
+				t.Errorf("%q at %d:%d, want %q at %d:%d", err.Message, err.Span.Line, err.Span.Column, tc.message, tc.line, tc.col)
+			}
+		})
+	}
+}
