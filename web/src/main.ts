@@ -19,6 +19,7 @@ import { renderUpgrade, showUpgradeEditors } from './upgrade';
 import { DEFAULT_WEBHOOK, Webhook } from './webhook';
 import { DEFAULT_EMULATED, DEFAULT_RANGE, engineName, fallbackNotice, minorName, parseTarget, targetDiagnostics, targetLabel, targetStatus, unknownTargetNotice } from './versions';
 import { Engines } from './engines';
+import { checkCommand, clearWork, downloads, joinDocuments, loadWork, saveWork, splitDocuments, type Work } from './work';
 
 interface Assets {
   script: string; style: string; worker: string; wasm: string; wasmExec: string; examples: string; home: string;
@@ -30,6 +31,10 @@ const MODES: CrdplayMode[] = ['create', 'update', 'status', 'scale', 'delete', '
 /** An edit whose evaluation is slow (a big CRD's install) waits this long for the next keystroke, so that a
  * burst of typing costs one evaluation; a quick one starts at once (schedule). */
 const DEBOUNCE_MS = 250;
+/** The tab's work (work.ts) is kept this long after the last change. */
+const SAVE_MS = 500;
+/** An undo offer stays this long. */
+const UNDO_MS = 20_000;
 /** An evaluation this quick (wall time, the last of its kind) starts at once on an edit. */
 const QUICK_MS = 100;
 /** The HTTP log keeps this many exchanges. */
@@ -74,8 +79,25 @@ declare global {
   interface Window { crdplayPlayground: typeof app & { run(): Promise<void>; permalink(): Promise<string> } }
 }
 
-// 1. Editors, at once.
+// 1. Editors, at once: the tab's kept work (work.ts: the editors as they were before a reload), else the
+// default example; a link in the address (4.) wins over the kept work, unless the work was opened from that
+// same link (a reload of its address).
 const EDITOR_IDS: EditorId[] = ['crd', 'objects', 'old', 'oldcrd'];
+/** The link in the address: its fragment, or s=ID for a short link. */
+const linkInAddress = (): string => {
+  const id = shortID(new URL(location.href));
+  return id ? `s=${id}` : location.hash.slice(1);
+};
+const resumed: Work | null = (() => {
+  if (embed) return null;
+  const w = loadWork();
+  return w && (!linkInAddress() || w.link === linkInAddress()) ? w : null;
+})();
+if (resumed?.webhook) app.webhookCode = resumed.webhook;
+/** The gallery example the editors were loaded from ('' for none: a link, a file). */
+let currentExample = resumed ? resumed.example : DEFAULT_EXAMPLE.id;
+/** The link the editors were opened from ('' for none). */
+let currentLink = resumed?.link ?? '';
 /** Bumped by every edit of an editor's text: an evaluation's answer is shown only if no edit came since it read
  * the texts (run). */
 let editGen = 0;
@@ -83,7 +105,7 @@ let editGen = 0;
  * current ones is due or running. setBusy. */
 let busy = false;
 /** What the editors hold, named while it is evaluated ("Evaluating CronTab with a default and a CEL rule…"). */
-let subject = DEFAULT_EXAMPLE.title;
+let subject = resumed ? 'the editors as you left them' : DEFAULT_EXAMPLE.title;
 const editorsReady = performance.now();
 let kindsCache: { text: string; kinds: KindSchema[] } = { text: '\0', kinds: [] };
 function kinds(): KindSchema[] {
@@ -96,7 +118,8 @@ function kinds(): KindSchema[] {
 // CustomResourceDefinition's own schema, for hover and completion in the CRD editor: the engine's OpenAPI
 // document, read once the engine is there (openapi.ts); until then the CRD editor has no schema help.
 let crdKinds: KindSchema[] = [];
-app.editors = createEditors({ crd: DEFAULT_EXAMPLE.crd, objects: DEFAULT_EXAMPLE.objects ?? '', old: DEFAULT_EXAMPLE.old ?? '', oldcrd: DEFAULT_EXAMPLE.oldCrd ?? '' }, {
+app.editors = createEditors(resumed ? { crd: resumed.crd, objects: resumed.objects, old: resumed.old, oldcrd: resumed.oldCrd }
+  : { crd: DEFAULT_EXAMPLE.crd, objects: DEFAULT_EXAMPLE.objects ?? '', old: DEFAULT_EXAMPLE.old ?? '', oldcrd: DEFAULT_EXAMPLE.oldCrd ?? '' }, {
   onChange: (id) => edited(id),
   onRun: () => void run(),
   onShare: () => void share(),
@@ -104,6 +127,14 @@ app.editors = createEditors({ crd: DEFAULT_EXAMPLE.crd, objects: DEFAULT_EXAMPLE
   crdKinds: () => crdKinds,
 });
 performance.mark('crdplay:editors', { detail: { ms: performance.now() - editorsReady } });
+/** The editors' texts. */
+const texts = (): Record<EditorId, string> => ({ crd: app.editors.text('crd'), objects: app.editors.text('objects'), old: app.editors.text('old'), oldcrd: app.editors.text('oldcrd') });
+/** The texts as they were loaded (an example, a link); null when they are the author's own (a file, kept edits). */
+let baseline: Record<EditorId, string> | null = resumed?.edited ? null : texts();
+/** Whether the editors hold edits of the author's: replacing them offers an undo. */
+function isEdited(): boolean {
+  return baseline === null || EDITOR_IDS.some((id) => app.editors.text(id) !== baseline![id]);
+}
 document.body.dataset.editors = 'ready';
 
 // 2. Tabs, mode, panes.
@@ -200,7 +231,7 @@ function setMode(mode: string): void {
   showUpgradeEditors(app.mode === 'upgrade');
   document.body.dataset.mode = app.mode;
 }
-$('mode')?.addEventListener('change', (e) => { setMode((e.target as HTMLSelectElement).value); void run(); });
+$('mode')?.addEventListener('change', (e) => { setMode((e.target as HTMLSelectElement).value); saveSoon(); void run(); });
 
 // Staleness: what the panes and the editors' counts show is the result of the texts (and mode) it was
 // evaluated for; from an edit (or a new mode, a rerun) until the answer for the editors' texts is shown, the
@@ -217,6 +248,7 @@ function edited(id: EditorId): void {
   editGen++;
   setBusy(true);
   schedule(id);
+  saveSoon();
 }
 function setBusy(on: boolean): void {
   if (busy === on) return;
@@ -292,7 +324,7 @@ if (embed) {
   }).observe(document.body);
 }
 setTab(params.get('tab') ?? 'result');
-setMode(params.get('mode') ?? 'create');
+setMode(params.get('mode') ?? resumed?.mode ?? 'create');
 
 // The Kubernetes target: ?version=1.35 (embeds), else the link's, else the newest. An unknown one falls back
 // to the newest, and the page says so.
@@ -339,13 +371,16 @@ function chooseTarget(text: string): boolean {
 fillTargets();
 setTarget(app.target);
 if (params.get('version') !== null) chooseTarget(params.get('version')!);
-targetSelect?.addEventListener('change', () => chooseTarget(targetSelect.value));
+else if (resumed?.version) chooseTarget(resumed.version);
+targetSelect?.addEventListener('change', () => { chooseTarget(targetSelect.value); saveSoon(); });
 
 // 4. The permalink, if any, replaces the default example.
-async function restore(): Promise<void> {
+async function restore(initial = false): Promise<void> {
   const frag = location.hash.slice(1);
   const short = shortID(new URL(location.href));
   if (!frag && !short) return;
+  // The kept work was opened from this link: it is the link's texts with the author's edits since.
+  if (initial && resumed) return;
   subject = 'the link';
   // A link opened over a page that shows results (another link pasted in the address bar): those are not the
   // link's, and a short link takes a round trip to the server.
@@ -353,6 +388,7 @@ async function restore(): Promise<void> {
   try {
     const s = short ? await openShort(short) : await decode(frag);
     apply(s);
+    loaded('', linkInAddress());
     clearPanes();
     const dropped = droppedNotice(s);
     if (dropped) notice(dropped, 'info');
@@ -383,7 +419,7 @@ function state(): State {
     ...(app.mode === 'upgrade' ? { oldCrd: app.editors.text('oldcrd') } : {}),
   };
 }
-const restored = restore();
+const restored = restore(true);
 // An embed made by embed.js gets its example by postMessage (embedframe.ts).
 onExample((ex) => apply(ex));
 addEventListener('hashchange', () => { if (location.hash.slice(1) !== lastShared) void restore().then(() => run()); });
@@ -398,6 +434,8 @@ function home(): URL {
 /** Puts a handed-out link's fragment in the address bar, where hashchange leaves it be. */
 function shared(frag: string): void {
   lastShared = frag;
+  currentLink = frag;
+  saveSoon();
   history.replaceState(null, '', `${location.pathname}${location.search}#${frag}`);
 }
 async function permalink(): Promise<string> {
@@ -442,18 +480,208 @@ function loadGallery(): Promise<void> {
   });
   return examplesLoading;
 }
-if (examplesSelect) void loadGallery();
+if (examplesSelect) void loadGallery().then(showExample);
+// The menu shows the example the editors hold. A choice loads at once when made with the mouse (or confirmed in
+// the menu's list); moved with the keyboard on the closed menu (each arrow key changes its value), it waits
+// for Enter, or for the menu to lose the focus, so that walking the list does not load every example on the
+// way. Escape puts the menu back.
+let keyed = false;
+examplesSelect?.addEventListener('keydown', (e) => {
+  if (e.key === 'Enter') {
+    keyed = false;
+    if (examplesSelect.value !== currentExample) {
+      e.preventDefault();
+      chooseExample();
+    }
+  } else if (e.key === 'Escape') {
+    keyed = false;
+    showExample();
+  } else if (e.key === ' ' || e.key === 'F4' || (e.altKey && (e.key === 'ArrowDown' || e.key === 'ArrowUp'))) {
+    keyed = false; // the list opens: a choice there is a choice
+  } else if (e.key !== 'Tab' && e.key !== 'Shift' && !e.ctrlKey && !e.metaKey) {
+    keyed = true;
+  }
+});
+examplesSelect?.addEventListener('pointerdown', () => { keyed = false; });
 examplesSelect?.addEventListener('change', () => {
-  const ex = app.examples.find((e) => e.id === examplesSelect.value);
-  if (!ex) return;
+  if (keyed) {
+    examplesSelect.dataset.pending = 'true';
+    examplesSelect.title = 'Enter loads this example';
+    return;
+  }
+  chooseExample();
+});
+examplesSelect?.addEventListener('blur', () => {
+  if (keyed && examplesSelect.value !== currentExample) chooseExample();
+  keyed = false;
+});
+/** Puts the menu on the example the editors hold ('choose…' for none). */
+function showExample(): void {
+  if (!examplesSelect) return;
+  examplesSelect.value = currentExample;
+  if (examplesSelect.value !== currentExample) examplesSelect.value = '';
+  delete examplesSelect.dataset.pending;
+  examplesSelect.title = '';
+}
+function chooseExample(): void {
+  const ex = app.examples.find((e) => e.id === examplesSelect!.value);
+  if (!ex) {
+    showExample();
+    return;
+  }
+  loadExample(ex);
+}
+/** Replaces the editors with an example; the author's edits it replaces can be had back (offerUndo). */
+function loadExample(ex: Example, undoText = 'Replaced your edits'): void {
+  const before = isEdited() ? snapshot() : null;
   subject = ex.title;
   apply({ crd: ex.crd, objects: ex.objects ?? '', old: ex.old ?? '', oldCrd: ex.oldCrd ?? '', mode: ex.mode ?? 'create', tab: ex.tab });
+  loaded(ex.id, '');
   clearPanes();
   if (ex.tab) setTab(ex.tab);
   if (ex.description) notice(`${ex.title}: ${ex.description}`, 'info');
   else $('notice')!.hidden = true;
   history.replaceState(null, '', location.pathname + location.search);
+  if (before) offerUndo(`${undoText} with ${ex.title}.`, before);
+  else hideUndo();
   void run();
+}
+/** The editors now hold what was loaded from an example or a link, as loaded. */
+function loaded(example: string, link: string): void {
+  currentExample = example;
+  currentLink = link;
+  baseline = texts();
+  showExample();
+  saveSoon();
+}
+
+// Undo: what the editors held before an example, a reset or a file replaced the author's edits.
+interface Snapshot { texts: Record<EditorId, string>; mode: CrdplayMode; webhook: string; example: string; link: string; tab: Tab }
+function snapshot(): Snapshot {
+  return { texts: texts(), mode: app.mode, webhook: app.webhookCode, example: currentExample, link: currentLink, tab: app.tab };
+}
+const undoBar = h('div', { id: 'undo', class: 'notice undo', role: 'status', hidden: true });
+$('notice')?.after(undoBar);
+let undoTimer = 0;
+function offerUndo(text: string, before: Snapshot): void {
+  const undo = h('button', { type: 'button', id: 'undo-button' }, 'Undo');
+  const close = h('button', { type: 'button', class: 'close', 'aria-label': 'close' }, '×');
+  undo.addEventListener('click', () => {
+    hideUndo();
+    subject = 'your edits';
+    apply({ crd: before.texts.crd, objects: before.texts.objects, old: before.texts.old, oldCrd: before.texts.oldcrd, mode: before.mode, webhook: before.webhook, tab: before.tab });
+    currentExample = before.example;
+    currentLink = before.link;
+    baseline = null;
+    showExample();
+    $('notice')!.hidden = true;
+    clearPanes();
+    saveSoon();
+    void run();
+  });
+  close.addEventListener('click', hideUndo);
+  undoBar.replaceChildren(h('span', {}, `${text} `), undo, close);
+  undoBar.hidden = false;
+  clearTimeout(undoTimer);
+  undoTimer = window.setTimeout(hideUndo, UNDO_MS);
+}
+function hideUndo(): void {
+  clearTimeout(undoTimer);
+  undoBar.hidden = true;
+}
+function resetWebhook(): void {
+  app.webhookCode = DEFAULT_WEBHOOK;
+  (webhookBox.querySelector('textarea') as HTMLTextAreaElement).value = DEFAULT_WEBHOOK;
+  webhook.setCode(DEFAULT_WEBHOOK);
+}
+
+// Reset: the tab forgets its kept work and the page shows the default example (with an undo).
+$('reset')?.addEventListener('click', () => {
+  clearWork();
+  resetWebhook();
+  app.targetChosen = false;
+  setTarget(app.range.newest);
+  setTab('result');
+  loadExample(DEFAULT_EXAMPLE, 'Reset: replaced your edits');
+});
+
+// The tab's work is kept a moment after each change (and when the page goes), never on each keystroke.
+let saveTimer = 0;
+function saveSoon(): void {
+  if (embed) return;
+  clearTimeout(saveTimer);
+  saveTimer = window.setTimeout(saveNow, SAVE_MS);
+}
+function saveNow(): void {
+  clearTimeout(saveTimer);
+  saveTimer = 0;
+  const t = texts();
+  saveWork({
+    crd: t.crd, objects: t.objects, old: t.old, oldCrd: t.oldcrd, mode: app.mode, example: currentExample,
+    version: app.targetChosen ? minorName(app.target) : undefined,
+    webhook: app.webhookCode === DEFAULT_WEBHOOK ? undefined : app.webhookCode, link: currentLink, edited: isEdited(),
+  });
+}
+addEventListener('pagehide', () => { if (saveTimer) saveNow(); });
+
+// Import: YAML (or JSON) files into the editors, CRDs into the CRD editor and the other documents into the
+// objects editor; an editor that gets nothing keeps its text.
+const importFile = $<HTMLInputElement>('import-file');
+$('import')?.addEventListener('click', () => importFile?.click());
+importFile?.addEventListener('change', async () => {
+  const files = [...(importFile.files ?? [])];
+  importFile.value = '';
+  if (!files.length) return;
+  const names = files.map((f) => f.name).join(', ');
+  let docs: { crds: string[]; objects: string[] };
+  try {
+    docs = splitDocuments(await Promise.all(files.map((f) => f.text())));
+  } catch (e) {
+    notice(`${names} could not be read: ${String(e)}`, 'error');
+    return;
+  }
+  if (!docs.crds.length && !docs.objects.length) {
+    notice(`${names}: no YAML documents to import.`, 'error');
+    return;
+  }
+  const before = isEdited() ? snapshot() : null;
+  if (docs.crds.length) app.editors.set('crd', joinDocuments(docs.crds));
+  if (docs.objects.length) app.editors.set('objects', joinDocuments(docs.objects));
+  subject = names;
+  currentExample = '';
+  currentLink = '';
+  baseline = null;
+  showExample();
+  history.replaceState(null, '', location.pathname + location.search);
+  clearPanes();
+  const count = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
+  notice(`Imported ${count(docs.crds.length, 'CRD document')} into the CRD editor and ${count(docs.objects.length, 'document')} into the objects editor from ${names}.`, 'info');
+  if (before) offerUndo('Replaced your edits with the imported files.', before);
+  saveSoon();
+  void run();
+});
+
+// Download: the editors' texts as files, and the crdplay check command that gives the same result.
+const downloadDialog = $<HTMLDialogElement>('download-dialog');
+let downloadURLs: string[] = [];
+$('download')?.addEventListener('click', () => {
+  if (!downloadDialog) return;
+  for (const u of downloadURLs) URL.revokeObjectURL(u);
+  const t = texts();
+  const input = { mode: app.mode, crd: t.crd, objects: t.objects, old: t.old, oldCrd: t.oldcrd, emulated: app.client.emulatedVersion ?? '' };
+  const files = downloads(input);
+  downloadURLs = files.map((f) => URL.createObjectURL(new Blob([f.text], { type: f.name.endsWith('.sh') ? 'text/x-shellscript' : 'application/yaml' })));
+  $('download-files')!.replaceChildren(...files.map((f, i) => h('li', {},
+    h('a', { href: downloadURLs[i], download: f.name, 'data-file': f.name }, f.name), h('span', { class: 'muted' }, `: ${f.what}`))));
+  const { command, note } = checkCommand(input);
+  $('download-command')!.textContent = command;
+  const n = $('download-note')!;
+  n.textContent = note;
+  n.hidden = !note;
+  downloadDialog.showModal();
+});
+$('download-copy')?.addEventListener('click', () => {
+  navigator.clipboard?.writeText($('download-command')!.textContent ?? '').catch(() => {});
 });
 
 // 6. The engine.
@@ -765,6 +993,7 @@ function buildWebhookBox(): HTMLElement {
   apply.addEventListener('click', () => {
     app.webhookCode = ta.value;
     webhook.setCode(ta.value);
+    saveSoon();
     void run();
   });
   return h('section', { class: 'webhook' }, h('h3', {}, 'Conversion webhook (JavaScript, runs in a sandboxed worker)'), ta, apply,
