@@ -6,6 +6,8 @@ export interface Example {
   title: string;
   category?: string;
   description?: string;
+  /** Where the example comes from (https): its description's "(see SOURCE)" links there. */
+  source?: string;
   crd: string;
   objects?: string;
   old?: string;

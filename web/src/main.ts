@@ -17,7 +17,7 @@ import { ENGINE_EVENT, kubectlVia, mountCLI } from './cli';
 import { onExample } from './embedframe';
 import { renderUpgrade, showUpgradeEditors } from './upgrade';
 import { DEFAULT_WEBHOOK, Webhook } from './webhook';
-import { DEFAULT_EMULATED, DEFAULT_RANGE, engineName, fallbackNotice, minorName, parseTarget, targetDiagnostics, targetLabel, targetStatus, unknownTargetNotice } from './versions';
+import { DEFAULT_EMULATED, DEFAULT_RANGE, engineName, fallbackNotice, minorName, parseTarget, targetDiagnostics, targetLabel, targetStatus, targetTitle, unknownTargetNotice } from './versions';
 import { Engines } from './engines';
 import { checkCommand, clearWork, downloads, joinDocuments, loadWork, saveWork, splitDocuments, type Work } from './work';
 
@@ -231,7 +231,18 @@ function setMode(mode: string): void {
   showUpgradeEditors(app.mode === 'upgrade');
   document.body.dataset.mode = app.mode;
 }
-$('mode')?.addEventListener('change', (e) => { setMode((e.target as HTMLSelectElement).value); saveSoon(); void run(); });
+$('mode')?.addEventListener('change', (e) => {
+  setMode((e.target as HTMLSelectElement).value);
+  // The update modes send the objects as updates of the old objects: an empty Old editor would make them creates.
+  // It starts with the objects as they are (an update that changes nothing, until either is edited).
+  if ((app.mode === 'update' || app.mode === 'status') && !app.editors.text('old').trim()) {
+    const objects = app.editors.text('objects');
+    app.editors.set('old', objects);
+    if (baseline && !baseline.old.trim()) baseline.old = app.editors.text('old');
+  }
+  saveSoon();
+  void run();
+});
 
 // Staleness: what the panes and the editors' counts show is the result of the texts (and mode) it was
 // evaluated for; from an edit (or a new mode, a rerun) until the answer for the editors' texts is shown, the
@@ -339,6 +350,8 @@ function fillTargets(): void {
   }
   targetSelect.replaceChildren(...opts);
   targetSelect.value = minorName(app.target);
+  const label = targetSelect.closest('label');
+  if (label) label.title = targetTitle(engines ? engines.emulated.filter((v) => engines!.emulates(v)) : DEFAULT_EMULATED, minorName(app.range.newest));
 }
 function showTarget(): void {
   const st = $('target-status');
@@ -473,7 +486,7 @@ function loadGallery(): Promise<void> {
     for (const ex of list) {
       const cat = ex.category ?? 'Examples';
       if (!groups.has(cat)) groups.set(cat, h('optgroup', { label: cat }));
-      groups.get(cat)!.append(h('option', { value: ex.id, title: ex.description ?? '' }, ex.title));
+      groups.get(cat)!.append(h('option', { value: ex.id, title: describe(ex).map((p) => (typeof p === 'string' ? p : p.title)).join('') }, ex.title));
     }
     examplesSelect.append(...groups.values());
     document.body.dataset.examples = String(list.length);
@@ -481,6 +494,21 @@ function loadGallery(): Promise<void> {
   return examplesLoading;
 }
 if (examplesSelect) void loadGallery().then(showExample);
+/** An example's description, its "(see SOURCE)" a link to where the example comes from (the gallery's source);
+ * left out when the gallery does not say. */
+function describe(ex: Example): (string | HTMLElement)[] {
+  const text = ex.description ?? '';
+  const source = ex.source && /^https:\/\//.test(ex.source) ? ex.source : '';
+  if (!text.includes('SOURCE')) return [text];
+  if (!source) return [text.replace(/\s*\(see SOURCE\)/g, '').replace(/SOURCE/g, 'its source')];
+  const out: (string | HTMLElement)[] = [];
+  text.split('SOURCE').forEach((part, i) => {
+    if (i) out.push(h('a', { href: source, target: '_blank', rel: 'noopener', title: source, class: 'source' }, 'the source'));
+    out.push(part);
+  });
+  return out;
+}
+
 // The menu shows the example the editors hold. A choice loads at once when made with the mouse (or confirmed in
 // the menu's list); moved with the keyboard on the closed menu (each arrow key changes its value), it waits
 // for Enter, or for the menu to lose the focus, so that walking the list does not load every example on the
@@ -539,7 +567,7 @@ function loadExample(ex: Example, undoText = 'Replaced your edits'): void {
   loaded(ex.id, '');
   clearPanes();
   if (ex.tab) setTab(ex.tab);
-  if (ex.description) notice(`${ex.title}: ${ex.description}`, 'info');
+  if (ex.description) showNotice($('notice')!, 'info', h('span', {}, `${ex.title}: `, ...describe(ex)));
   else $('notice')!.hidden = true;
   history.replaceState(null, '', location.pathname + location.search);
   if (before) offerUndo(`${undoText} with ${ex.title}.`, before);

@@ -77,11 +77,12 @@ function button(id: string, label: string, action: () => Promise<void>): HTMLEle
   return b;
 }
 
-/** Shows text in the notice bar n, then the rest (a link, the ways out), with a button that closes it. */
-export function showNotice(n: HTMLElement, kind: 'info' | 'error', text: string, ...rest: (HTMLElement | string)[]): void {
+/** Shows text (or a span of text and links) in the notice bar n, then the rest (a link, the ways out), with a
+ * button that closes it. */
+export function showNotice(n: HTMLElement, kind: 'info' | 'error', text: string | HTMLElement, ...rest: (HTMLElement | string)[]): void {
   n.hidden = false;
   n.dataset.kind = kind;
   const close = h('button', { type: 'button', class: 'close', 'aria-label': 'close' }, '×');
   close.addEventListener('click', () => { n.hidden = true; });
-  n.replaceChildren(h('span', {}, text), ...rest, close);
+  n.replaceChildren(typeof text === 'string' ? h('span', {}, text) : text, ...rest, close);
 }

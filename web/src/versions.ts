@@ -31,6 +31,16 @@ export function targetLabel(minor: number, emulated: readonly string[]): string 
   return `${minorName(minor)} (${emulated.includes(minorName(minor)) ? 'emulated' : 'compatibility check only'})`;
 }
 
+/** The target menu's tooltip: what choosing a version does, for the versions the engine emulates (oldest first)
+ * and its own minor. */
+export function targetTitle(emulated: readonly string[], newest: string): string {
+  const range = emulated.length > 1 ? `${emulated[0]} to ${emulated[emulated.length - 1]}` : emulated[0] ?? newest;
+  return 'The Kubernetes version to check the CRDs for: the CRD editor warns where servers of that version refuse or ' +
+    `ignore what the CRD uses. ${range} ("emulated"): the engine answers as that version, as kube-apiserver ${newest} ` +
+    'does with --emulated-version. Older versions ("compatibility check only"): the warnings alone; the engine ' +
+    `answers as ${newest}.`;
+}
+
 /** The line under the menu: what the target is checked with. answering is the minor the engine answers as. */
 export function targetStatus(minor: number, answering: string): string {
   if (minorName(minor) === answering) return `checking for Kubernetes ${answering}`;
