@@ -76,14 +76,20 @@ func notChecked(src Source, d *yamlpos.Doc) Diagnostic {
 		Message: fmt.Sprintf("not checked: %s is not a CustomResourceDefinition; the playground checks CRDs and the objects they define", what)}
 }
 
-// builtinGroup reports whether an API group is one of Kubernetes' own (the core group "", the groups of
-// kube-apiserver and of the k8s.io projects), whose objects no CRD defines.
+// builtinGroup reports whether an API group is one of kube-apiserver's own (the core group "" and the
+// built-in groups), whose objects no CRD defines.
 func builtinGroup(group string) bool {
 	switch group {
-	case "", "apps", "batch", "autoscaling", "policy", "extensions":
+	case "", "apps", "batch", "autoscaling", "policy", "extensions",
+		"admissionregistration.k8s.io", "apiextensions.k8s.io", "apiregistration.k8s.io", "authentication.k8s.io",
+		"authorization.k8s.io", "certificates.k8s.io", "coordination.k8s.io", "discovery.k8s.io", "events.k8s.io",
+		"flowcontrol.apiserver.k8s.io", "internal.apiserver.k8s.io", "networking.k8s.io", "node.k8s.io",
+		"rbac.authorization.k8s.io", "resource.k8s.io", "scheduling.k8s.io", "storage.k8s.io", "storagemigration.k8s.io":
 		return true
 	}
-	return group == "k8s.io" || strings.HasSuffix(group, ".k8s.io")
+	// Other *.k8s.io groups (gateway.networking.k8s.io, snapshot.storage.k8s.io) are Kubernetes projects'
+	// CRDs: their objects are custom resources.
+	return false
 }
 
 // serverSet are the metadata fields the API sets, which an object exported from a cluster (`kubectl get -o

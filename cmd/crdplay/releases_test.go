@@ -323,7 +323,11 @@ func runReleaseScenario(t *testing.T, mods *gatewayModules, s *releaseScenario) 
 		}
 		used[gi] = true
 		got := &rep.Objects[gi]
-		if got.Status != want.Create.Status {
+		// kubectl never sends an object whose version no CRD serves (its REST mapping fails: "no matches for
+		// kind"), which crdplay reports as not sent; the recorder POSTed it by URL and got the server's 404
+		// for the same fact.
+		unserved := got.Status == 0 && want.Create.Status == 404
+		if got.Status != want.Create.Status && !unserved {
 			diff("%s: create under the old CRD %d (%s), the real server answered %d (%s)", id, got.Status, got.Message, want.Create.Status, want.Create.Message)
 		}
 		if !want.Create.ok() {
