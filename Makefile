@@ -183,6 +183,9 @@ bench: wasm-workspace need-chromium node_modules/.package-lock.json
 		echo '$(ORACLE) not found: building it (about 9 minutes on 2 cores)'; $(ORACLE_BUILD) --no-kubectl; }
 	$(GO) run ./tools/sidebyside -oracle $(ORACLE) -server bin/crdplay-server -reps $(BENCH_REPS) \
 		-page build/bench/page-corpus.json -edits build/bench/page-edits.json
+	@echo
+	$(GO) build -o bin/crdplay ./cmd/crdplay
+	$(GO) -C tools/releases run . bench -oracle $(ORACLE) -crdplay $(CURDIR)/bin/crdplay -reps $(BENCH_REPS)
 
 ## Generated inputs and installed tools
 

@@ -55,6 +55,8 @@ func main() {
 		os.Exit(record(os.Args[2:]))
 	case "summary":
 		os.Exit(summary(os.Args[2:]))
+	case "bench":
+		os.Exit(bench(os.Args[2:]))
 	default:
 		usage()
 	}
@@ -63,6 +65,7 @@ func main() {
 func usage() {
 	fmt.Fprintln(os.Stderr, "usage: releases record --server URL --out DIR [--releases v1,v2,...] [--channels standard,experimental] [--only SUBSTRING]")
 	fmt.Fprintln(os.Stderr, "       releases summary --dir DIR")
+	fmt.Fprintln(os.Stderr, "       releases bench --oracle BIN --crdplay BIN [--channel C] [--old V] [--new V] [--reps N]")
 	os.Exit(2)
 }
 
@@ -94,7 +97,7 @@ func record(args []string) int {
 		mods[v] = &release{version: v, dir: dir}
 	}
 	c := newClient(*server, *verbose)
-	rec := &recorder{c: c}
+	rec := &recorder{c: c, settle: time.Second}
 	n := 0
 	for _, ch := range strings.Split(*channels, ",") {
 		var chans []*channelRelease

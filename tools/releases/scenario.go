@@ -104,6 +104,9 @@ func (s *Scenario) checkCount() int {
 type recorder struct {
 	c          *client
 	unexpected []string
+	// settle is the pause after a release's CRD updates (the recording's second: the custom resource handler
+	// drops its cached storage on the informer's event); bench sets none, since a user's steps have no pause.
+	settle time.Duration
 }
 
 func (r *recorder) unexpect(s *Scenario, format string, args ...any) {
@@ -208,7 +211,7 @@ func (r *recorder) apply(s *Scenario, cr *channelRelease, live map[string]*crdIn
 		}
 	}
 	if updated {
-		time.Sleep(time.Second)
+		time.Sleep(r.settle)
 	}
 	return out, nil
 }
