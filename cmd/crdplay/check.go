@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"crdplay/playground"
 )
@@ -506,15 +507,7 @@ func checksSaying(checks []playground.UpgradeCheck, d playground.Diagnostic) str
 			hit = hit || w == d.Message || strings.Contains(w, d.Message)
 		}
 		if len(c.Error) > 0 {
-			var st struct {
-				Message string `json:"message"`
-				Details *struct {
-					Causes []struct {
-						Field   string `json:"field"`
-						Message string `json:"message"`
-					} `json:"causes"`
-				} `json:"details"`
-			}
+			var st metav1.Status
 			if json.Unmarshal(c.Error, &st) == nil {
 				hit = hit || (st.Message != "" && strings.Contains(d.Message, st.Message))
 				if st.Details != nil {
@@ -537,14 +530,7 @@ func checkMessage(ch playground.UpgradeCheck) string {
 	if ch.Op != "dryrun" || len(ch.Error) == 0 {
 		return statusMessage(ch.Error)
 	}
-	var st struct {
-		Details *struct {
-			Causes []struct {
-				Field   string `json:"field"`
-				Message string `json:"message"`
-			} `json:"causes"`
-		} `json:"details"`
-	}
+	var st metav1.Status
 	if json.Unmarshal(ch.Error, &st) != nil || st.Details == nil || len(st.Details.Causes) == 0 {
 		return statusMessage(ch.Error)
 	}
