@@ -88,8 +88,10 @@ test-lint:
 	if [ -n "$$drift" ]; then echo "templ output differs from the committed *_templ.go (run go tool templ generate):"; \
 		echo "$$drift"; git --no-pager diff --stat -- 'web/*_templ.go'; exit 1; fi
 
+# The release histories of cmd/crdplay's TestGatewayAPIReleases take about 4 minutes alone on 2 cores, and
+# go test runs packages side by side: past go test's 10-minute default on a busy machine, hence 30.
 test-go:
-	$(GO) test ./...
+	$(GO) test -timeout 30m ./...
 
 # Every fuzz target of the tracked tests, each for FUZZTIME on its corpus (the seeds and testdata/fuzz), so
 # that a target that no longer builds or finds a crash at once fails `make test`; longer fuzzing is by hand.
