@@ -18,7 +18,8 @@
 //     object until the answer is 201 (a server may answer 404 until it serves the kind), timed from the POST of the
 //     CRD to the object's 201 (or to the 422 that expected/01-create.json recorded, for the one invalid object); the POST of the CRD alone is timed too. The CRD is then deleted, untimed, and the
 //     next repetition starts once it is gone. The page's time for the same work (the CRD edited to the first
-//     results on screen, headless Chromium) comes from web/bench/corpus.mjs's JSON (-page).
+//     results on screen, headless Chromium) comes from web/bench/corpus.mjs's JSON (-page): cold (a freshly
+//     opened page, the goal's figure) and warm (a page that has installed CRDs before).
 //   - creates of the documentation's CronTab by 8 concurrent clients for -duration, -load-reps times per server:
 //     creates per second and the p50 and p99 latency, as tools/loadbench measures crdplay-server alone, after one
 //     untimed create (the real server's first create of a kind waits 2 s). -creates-only measures only these.
@@ -486,21 +487,27 @@ type pageCase struct {
 	Statuses []int   `json:"statuses"`
 }
 
-func readPage(file string) (map[string][]pageCase, error) {
+// pageFigures are web/bench/corpus.mjs's repetitions per corpus CRD: warm (a page that has installed a CRD
+// before) and cold (a freshly opened page in a new browser profile, the CRD the first it installs after its
+// default example).
+type pageFigures struct {
+	Warm map[string][]pageCase `json:"cases"`
+	Cold map[string][]pageCase `json:"cold"`
+}
+
+func readPage(file string) (*pageFigures, error) {
 	if file == "" {
-		return nil, nil
+		return &pageFigures{}, nil
 	}
 	b, err := os.ReadFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("the page's figures (run web/bench/corpus.mjs, or -page ''): %w", err)
 	}
-	var p struct {
-		Cases map[string][]pageCase `json:"cases"`
-	}
+	var p pageFigures
 	if err := json.Unmarshal(b, &p); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
-	return p.Cases, nil
+	return &p, nil
 }
 
 // editTimes is web/bench/load.mjs's summary of the edits of one example, ms.
@@ -542,7 +549,7 @@ func verdict(ok bool) string {
 	return "**missed**"
 }
 
-func report(w io.Writer, cases []*corpusCase, page map[string][]pageCase, edits map[string]editTimes,
+func report(w io.Writer, cases []*corpusCase, page *pageFigures, edits map[string]editTimes,
 	creates map[string][]httpload.Row, reps, loadReps, clients int, d time.Duration) {
 	fmt.Fprintf(w, "crdplay beside the real API server (../shared/oracle: apiextensions-apiserver v0.37.2), same machine, same run;\n")
 	fmt.Fprintf(w, "both on an embedded etcd WITHOUT FSYNC: the oracle's always skips it (UnsafeNoFsync: its data is thrown away),\n")
@@ -561,20 +568,30 @@ func report(w io.Writer, cases []*corpusCase, page map[string][]pageCase, edits 
 		ours := "native " + secs(n)
 		ratio := fmt.Sprintf("native %.2fx", n.Seconds()/o.Seconds())
 		goal, v := "page ≤ 0.5x", "-"
-		if ps := page[k.name]; len(ps) > 0 {
-			walls := make([]float64, len(ps))
+		if len(page.Cold[k.name]) > 0 {
+			goal = "page cold ≤ 0.5x"
+		}
+		// The goal is judged on the cold figure (what a visitor meets), on the warm one when there is none.
+		for _, f := range []struct {
+			name string
+			ps   []pageCase
+		}{{"warm", page.Warm[k.name]}, {"cold", page.Cold[k.name]}} {
+			if len(f.ps) == 0 {
+				continue
+			}
+			walls := make([]float64, len(f.ps))
 			ok := true
-			for i, p := range ps {
+			for i, p := range f.ps {
 				walls[i] = p.Wall
 				ok = ok && len(p.Statuses) > 0 && p.Statuses[0] == k.want
 			}
 			pm := time.Duration(median(walls) * float64(time.Millisecond))
-			ours = "page " + secs(pm) + ", " + ours
+			ours = "page " + f.name + " " + secs(pm) + ", " + ours
 			r := pm.Seconds() / o.Seconds()
-			ratio = fmt.Sprintf("page %.2fx, ", r) + ratio
+			ratio = fmt.Sprintf("page %s %.2fx, ", f.name, r) + ratio
 			v = verdict(r <= 0.5)
 			if !ok {
-				v = fmt.Sprintf("**the page answered %v, not %d**", ps[0].Statuses, k.want)
+				v = fmt.Sprintf("**the page (%s) answered %v, not %d**", f.name, f.ps[0].Statuses, k.want)
 			}
 		}
 		answer := ""

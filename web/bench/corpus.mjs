@@ -8,9 +8,16 @@
 // evaluation and the panes it renders, until the object's result is shown. Each starts from an idle page
 // (app.idle, before the edit and outside the measured span): the analysis that the page does after showing
 // a CRD's first results (rules' costs, explain trees) is not left running into the next repetition. The first
-// repetition of the whole run warms V8 up and is not counted.
+// repetition of the whole run warms V8 up and is not counted: these are the warm figures.
+//
+// The cold figures are what a user meets: for each CRD and repetition, a browser on a new profile (no HTTP
+// cache, no compiled code kept by V8) opens the page, and once it shows its default example's results (the
+// page as it is when a visitor starts typing), the same edit is timed. Nothing of the corpus ran in that page
+// before it.
 //
 //   CRDPLAY_WEB_DIR=build/web-release node web/bench/corpus.mjs [reps, default 3] [out, default build/bench/page-corpus.json]
+//
+// COLD_REPS (default: reps) sets the cold repetitions; COLD_REPS=0 measures warm only.
 //
 // CORPUS=argo-workflows/Workflow,gateway-api/HTTPRoute runs only the named CRDs (project/kind, comma-separated):
 // a selection of the same measurement, for comparing a change on the cases it is about.
@@ -35,42 +42,73 @@ for (const project of fs.readdirSync(corpusDir).sort()) {
 }
 
 if (!cases.length) throw new Error(`no corpus CRD matches CORPUS=${process.env.CORPUS}`);
-const server = await startServer({ quiet: true });
-const b = await launch();
-const results = {};
-try {
-  await b.page.goto(server.url);
-  await b.page.evaluate(async () => {
+const coldReps = Number(process.env.COLD_REPS ?? reps);
+
+/** Opens the page and waits until it shows its default example's results and is idle. */
+async function open(page, url) {
+  await page.goto(url);
+  await page.evaluate(async () => {
     await globalThis.crdplay.ready;
     await new Promise((resolve) => {
       const check = () => (Number(document.body.dataset.runs ?? 0) >= 1 ? resolve() : setTimeout(check, 5));
       check();
     });
+    await window.crdplayPlayground.idle;
   });
-  let n = 0;
-  // One warm-up, not counted: the first evaluation of a page pays for V8's first tier of the evaluator.
-  for (const [i, c] of [[-1, cases[0]], ...Array.from({ length: reps }, (_, i) => cases.map((c) => [i, c])).flat()]) {
-    const r = await b.page.evaluate(async ({ crd, object, tag }) => {
-      const app = window.crdplayPlayground;
-      await app.idle;
-      app.editors.set('crd', `${crd}\n# ${tag}\n`);
-      app.editors.set('objects', object);
-      const t0 = performance.now();
-      await app.run();
-      const wall = performance.now() - t0;
-      const t = app.evaluation.timings;
-      const p = app.timings;
-      return { wall, engine: t.total, crds: t.crds, crdEngine: t.crdEngine, objects: t.objects, objectEngine: t.objectEngine, call: p.call, shown: p.shown, pending: !!app.evaluation.analysisPending, statuses: app.evaluation.objects.map((o) => o.status) };
-    }, { crd: c.crd, object: c.object, tag: `bench ${n++}` });
-    if (i < 0) continue;
-    (results[c.name] ??= []).push(r);
-    process.stderr.write('.');
+}
+
+/** One edit: the CRD editor to crd (tagged, so nothing compiled before is reused), the objects editor to
+ * object, timed from the edit to the results on screen. */
+function measure(page, c, tag) {
+  return page.evaluate(async ({ crd, object, tag }) => {
+    const app = window.crdplayPlayground;
+    await app.idle;
+    app.editors.set('crd', `${crd}\n# ${tag}\n`);
+    app.editors.set('objects', object);
+    const t0 = performance.now();
+    await app.run();
+    const wall = performance.now() - t0;
+    const t = app.evaluation.timings;
+    const p = app.timings;
+    return { wall, engine: t.total, crds: t.crds, crdEngine: t.crdEngine, objects: t.objects, objectEngine: t.objectEngine, call: p.call, shown: p.shown, pending: !!app.evaluation.analysisPending, statuses: app.evaluation.objects.map((o) => o.status) };
+  }, { crd: c.crd, object: c.object, tag });
+}
+
+const server = await startServer({ quiet: true });
+const results = {};
+const cold = {};
+try {
+  // Cold first, each in a browser of its own, so no repetition inherits another's caches.
+  for (let i = 0; i < coldReps; i++) {
+    for (const c of cases) {
+      const b = await launch();
+      try {
+        await open(b.page, server.url);
+        (cold[c.name] ??= []).push(await measure(b.page, c, `cold ${i}`));
+      } finally {
+        await b.close();
+      }
+      process.stderr.write('c');
+    }
+  }
+  const b = await launch();
+  try {
+    await open(b.page, server.url);
+    let n = 0;
+    // One warm-up, not counted: the first evaluation of a page pays for V8's first tier of the evaluator.
+    for (const [i, c] of [[-1, cases[0]], ...Array.from({ length: reps }, (_, i) => cases.map((c) => [i, c])).flat()]) {
+      const r = await measure(b.page, c, `bench ${n++}`);
+      if (i < 0) continue;
+      (results[c.name] ??= []).push(r);
+      process.stderr.write('.');
+    }
+  } finally {
+    await b.close();
   }
   process.stderr.write('\n');
 } finally {
-  await b.close();
   server.stop();
 }
 fs.mkdirSync(path.dirname(out), { recursive: true });
-fs.writeFileSync(out, JSON.stringify({ userAgent: 'headless Chromium', reps, cases: results }, null, 1));
-console.log(`page: ${Object.keys(results).length} corpus CRDs x ${reps}: ${path.relative(root, out)}`);
+fs.writeFileSync(out, JSON.stringify({ userAgent: 'headless Chromium', reps, coldReps, cases: results, cold }, null, 1));
+console.log(`page: ${Object.keys(results).length} corpus CRDs x ${reps} warm, x ${coldReps} cold: ${path.relative(root, out)}`);
