@@ -493,6 +493,13 @@ type pageCase struct {
 type pageFigures struct {
 	Warm map[string][]pageCase `json:"cases"`
 	Cold map[string][]pageCase `json:"cold"`
+	// Gallery: the largest example chosen in the gallery menu of a freshly opened page, to its first results
+	// (the objects' answers) and to its complete ones (the analysis after them), ms.
+	Gallery []struct {
+		Example  string  `json:"example"`
+		First    float64 `json:"first"`
+		Complete float64 `json:"complete"`
+	} `json:"gallery"`
 }
 
 func readPage(file string) (*pageFigures, error) {
@@ -601,6 +608,14 @@ func report(w io.Writer, cases []*corpusCase, page *pageFigures, edits map[strin
 		fmt.Fprintf(w, "| CRD POST to Established to first object 201: %s (%.0f kB%s) | %s | %s | %s | %s | %s |\n",
 			k.name, float64(k.size)/1000, answer, ours, secs(o), ratio, goal, v)
 	}
+	if g := page.Gallery; len(g) > 0 {
+		var first, complete []float64
+		for _, r := range g {
+			first, complete = append(first, r.First), append(complete, r.Complete)
+		}
+		fmt.Fprintf(w, "| the gallery: %s chosen in a freshly opened page, to its first results / complete results (%d runs, min-max) | %s (%s) / %s (%s) | - | - | - | - |\n",
+			g[0].Example, len(g), secs(msDur(median(first))), msSpan(first), secs(msDur(median(complete))), msSpan(complete))
+	}
 	if len(cases) > 0 {
 		largest := slices.MaxFunc(cases, func(a, b *corpusCase) int { return cmp.Compare(a.size, b.size) })
 		o, n := median(largest.post[nameOracle]), median(largest.post[nameOurs])
@@ -639,4 +654,11 @@ func report(w io.Writer, cases []*corpusCase, page *pageFigures, edits map[strin
 				fr, f50, f99, or, o50, o99, fr/or)
 		}
 	}
+}
+
+func msDur(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+
+// msSpan is the range of figures in ms, in seconds.
+func msSpan(ms []float64) string {
+	return fmt.Sprintf("%.2f-%.2f s", slices.Min(ms)/1000, slices.Max(ms)/1000)
 }

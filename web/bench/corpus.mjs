@@ -13,7 +13,8 @@
 // The cold figures are what a user meets: for each CRD and repetition, a browser on a new profile (no HTTP
 // cache, no compiled code kept by V8) opens the page, and once it shows its default example's results (the
 // page as it is when a visitor starts typing), the same edit is timed. Nothing of the corpus ran in that page
-// before it.
+// before it. So is the gallery's answer for its largest CRD: the example chosen in a freshly opened page, to
+// its first and to its complete results.
 //
 //   CRDPLAY_WEB_DIR=build/web-release node web/bench/corpus.mjs [reps, default 3] [out, default build/bench/page-corpus.json]
 //
@@ -77,6 +78,7 @@ function measure(page, c, tag) {
 const server = await startServer({ quiet: true });
 const results = {};
 const cold = {};
+let gallery = null;
 try {
   // Cold first, each in a browser of its own, so no repetition inherits another's caches.
   for (let i = 0; i < coldReps; i++) {
@@ -90,6 +92,38 @@ try {
       }
       process.stderr.write('c');
     }
+  }
+  // The gallery: in a freshly opened page, the largest CRD's example chosen in the menu (as with the mouse),
+  // timed to its first results on screen and to its complete results (the analysis after them: rules' costs,
+  // explain trees).
+  for (let i = 0; i < coldReps; i++) {
+    const b = await launch();
+    try {
+      await open(b.page, server.url);
+      (gallery ??= []).push(await b.page.evaluate(async () => {
+        const app = window.crdplayPlayground;
+        const ex = [...app.examples].sort((x, y) => y.crd.length - x.crd.length)[0];
+        const select = document.getElementById('examples');
+        const n = Number(document.body.dataset.runs ?? 0);
+        // First results: the objects' answers shown with the analysis still to come (data-analysis
+        // "pending"), or the complete results at once (data-runs moves only then).
+        const first = new Promise((resolve) => {
+          const mo = new MutationObserver(() => {
+            if (document.body.dataset.analysis === 'pending' || Number(document.body.dataset.runs) > n) { mo.disconnect(); resolve(performance.now()); }
+          });
+          mo.observe(document.body, { attributes: true, attributeFilter: ['data-runs', 'data-analysis'] });
+        });
+        const t0 = performance.now();
+        select.value = ex.id;
+        select.dispatchEvent(new Event('change'));
+        const shown = await first;
+        await app.idle;
+        return { example: ex.title, crdBytes: ex.crd.length, first: shown - t0, complete: performance.now() - t0 };
+      }));
+    } finally {
+      await b.close();
+    }
+    process.stderr.write('g');
   }
   const b = await launch();
   try {
@@ -110,5 +144,5 @@ try {
   server.stop();
 }
 fs.mkdirSync(path.dirname(out), { recursive: true });
-fs.writeFileSync(out, JSON.stringify({ userAgent: 'headless Chromium', reps, coldReps, cases: results, cold }, null, 1));
+fs.writeFileSync(out, JSON.stringify({ userAgent: 'headless Chromium', reps, coldReps, cases: results, cold, gallery }, null, 1));
 console.log(`page: ${Object.keys(results).length} corpus CRDs x ${reps} warm, x ${coldReps} cold: ${path.relative(root, out)}`);
