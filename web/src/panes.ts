@@ -1,12 +1,12 @@
 // Rendering of the results panes from the engine's evaluation (crdplay.evaluate's result, as it comes). Plain
 // DOM: the panes are lists and tables, and the page's bundle stays small.
-import type { CrdplayCompatRule, CrdplayDiagnostic, CrdplayEvaluateResult, CrdplayExchange, CrdplayObjectResult, CrdplayRequest, CrdplayResponse, CrdplaySchemaNode, CrdplaySource } from '../static/crdplay.d.ts';
+import type { CrdplayCompatRule, CrdplayKubernetesRange, CrdplayDiagnostic, CrdplayEvaluateResult, CrdplayExchange, CrdplayObjectResult, CrdplayRequest, CrdplayResponse, CrdplaySchemaNode, CrdplaySource } from '../static/crdplay.d.ts';
 import type { ExplainKind } from './evaluate';
 import { diagnosticText, editorOf, GOTO_EVENT, shapeMessage, type GotoDetail, type ShapedMessage } from './editors';
 import './panes.css';
 import { documents, stringify, toValue, valueNodeAt } from './yaml';
 import { describe, explainTree, rules, type KindSchema } from './schema';
-import { compatLine, minorName, reasonsText, ruleMinor, rulesByField } from './versions';
+import { compatLine, minorName, reasonsText, ruleMinor, rulesByField, ruleTitle, type RuleOutcome } from './versions';
 
 type Child = Node | string | null | undefined | false;
 
@@ -99,11 +99,13 @@ export function renderResult(pane: HTMLElement, res: CrdplayEvaluateResult, targ
     const name = c.name ?? `document ${c.document + 1}`;
     const sec = h('section', { class: `crd-result ${c.accepted ? 'accepted' : 'rejected'}`, 'data-crd': name });
     sec.append(h('h3', {}, statusBadge(c.status), ` CustomResourceDefinition ${name}: `, c.accepted ? 'accepted' : 'rejected'));
-    if (c.compat) {
+    // A refused CRD works nowhere as written: its refusal below says why, and the CEL pane each rule's version.
+    if (c.compat && c.accepted) {
       const short = c.compat.minor === 0 || c.compat.minor > target;
       sec.append(h('p', { class: `compat${short ? ' warning' : ''}`, title: reasonsText(c.compat.reasons) || undefined, 'data-minor': String(c.compat.minor) },
         compatLine(c.compat, res.kubernetes), short ? ` Not on the target, Kubernetes ${minorName(target)}.` : ''));
     }
+    if (c.compat?.emulation) sec.append(h('p', { class: 'compat-emulation warning' }, c.compat.emulation.message));
     if (c.accepted) {
       const names = c.acceptedNames;
       const conds = (c.conditions ?? []).map((x) => `${x.type}=${x.status}${x.reason ? ` (${x.reason})` : ''}`);
@@ -280,7 +282,7 @@ export function renderCEL(pane: HTMLElement, kinds: KindSchema[], res: CrdplayEv
   const out: Node[] = [];
   const versions = res.crds.flatMap((c) => {
     const compat = rulesByField(c);
-    return c.versions.map((v) => ({ crd: c.name ?? '', version: v.name, cost: v.cel, compat }));
+    return c.versions.map((v, i) => ({ crd: c.name ?? '', version: v.name, cost: v.cel, compat, emulation: i === 0 ? c.compat?.emulation : undefined }));
   });
   if (versions.length) {
     const lim = res.celLimits;
@@ -291,6 +293,7 @@ export function renderCEL(pane: HTMLElement, kinds: KindSchema[], res: CrdplayEv
       if (!c.cost?.rules?.length && !c.cost?.skipped) continue;
       out.push(h('h3', {}, `${c.crd} ${c.version}: estimated ${c.cost.total.toLocaleString()}${c.cost.exceedsLimit ? ' (over the limit)' : ''}`));
       if (c.cost.skipped) out.push(h('p', { class: 'muted' }, c.cost.skipped));
+      if (c.emulation) out.push(h('p', { class: 'compat-emulation warning' }, c.emulation.message));
       out.push(h('table', { class: 'grid cel' },
         h('tr', {}, h('th', {}, 'field'), h('th', {}, 'rule'), h('th', { title: 'worst case of one evaluation × how many times it can run for one object' }, 'estimated cost'),
           h('th', {}, `of ${lim.perExpression.toLocaleString()}`),
@@ -300,7 +303,7 @@ export function renderCEL(pane: HTMLElement, kinds: KindSchema[], res: CrdplayEv
           h('td', {}, h('code', {}, r.rule), r.transition ? h('span', { class: 'muted' }, r.optionalOldSelf ? ' (transition rule, optionalOldSelf)' : ' (transition rule: updates only)') : null),
           h('td', {}, `${r.maxCost.toLocaleString()} × ${r.cardinality.toLocaleString()}${r.cardinalityBounded ? '' : ' (no maxItems/maxProperties: estimated)'} = ${r.cost.toLocaleString()}`),
           h('td', { class: r.error ? 'error' : '' }, ...(r.error ? message(r.error, '', 'rule-error') : [r.exceedsLimit ? 'exceeds the limit' : `${((r.cost / lim.perExpression) * 100).toPrecision(2)}%`])),
-          kubernetesCell(c.compat.get(r.field), target)))));
+          kubernetesCell(c.compat.get(r.field), r, target, res.kubernetes, lim.perExpression)))));
     }
     const runtime = res.objects.filter((o) => o.cel);
     if (runtime.length) {
@@ -326,11 +329,12 @@ export function renderCEL(pane: HTMLElement, kinds: KindSchema[], res: CrdplayEv
 }
 
 /** The Table pane: kubectl get's table of each resource, wide or not. */
-/** A rule's oldest Kubernetes minor, with its reasons as tooltip; marked when the target is older. */
-function kubernetesCell(r: CrdplayCompatRule | undefined, target: number): HTMLElement {
+/** A rule's oldest Kubernetes minor, with its reasons as tooltip; marked when the target is older, and when no
+ * version accepts it, why (it does not compile, or costs too much). */
+function kubernetesCell(r: CrdplayCompatRule | undefined, o: RuleOutcome, target: number, range: CrdplayKubernetesRange, limit: number): HTMLElement {
   if (!r) return h('td', { class: 'kubernetes' });
   const short = r.minor === 0 || r.minor > target;
-  return h('td', { class: `kubernetes${short ? ' warning' : ''}`, title: reasonsText(r.reasons) || `every version checked accepts it` }, ruleMinor(r));
+  return h('td', { class: `kubernetes${r.minor === 0 ? ' error' : short ? ' warning' : ''}`, title: ruleTitle(r, o, range, limit) }, ruleMinor(r, o));
 }
 
 export function renderTable(pane: HTMLElement, res: CrdplayEvaluateResult, wide: boolean, onWide: (w: boolean) => void): void {
