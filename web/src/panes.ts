@@ -4,7 +4,7 @@ import type { CrdplayCompatRule, CrdplayKubernetesRange, CrdplayDiagnostic, Crdp
 import type { ExplainKind } from './evaluate';
 import { diagnosticText, editorOf, GOTO_EVENT, shapeMessage, type GotoDetail, type ShapedMessage } from './editors';
 import './panes.css';
-import { documents, stringify, toValue, valueNodeAt } from './yaml';
+import { documents, stringify, toValue, valueNodeAt, yamlScalar } from './yaml';
 import { describe, explainTree, rules, type KindSchema } from './schema';
 import { compatLine, minorName, reasonsText, ruleMinor, rulesByField, ruleTitle, type RuleOutcome } from './versions';
 
@@ -512,7 +512,8 @@ function engineTree(fields: CrdplaySchemaNode[], depth = 0, lazyFrom = Infinity)
   return ul;
 }
 
-const json = (v: unknown) => JSON.stringify(v);
+// Values as YAML writes them on one line (a pattern's backslashes as they are, not JSON-escaped).
+const yamlValue = (v: unknown) => yamlScalar(v);
 
 /** Lines describing an engine tree node: the kubectl explain line, description, then facts and CEL rules. */
 function describeNode(n: CrdplaySchemaNode): string[] {
@@ -520,14 +521,14 @@ function describeNode(n: CrdplaySchemaNode): string[] {
   if (n.description) out.push(n.description);
   const facts: string[] = [];
   if (n.format) facts.push(`format: ${n.format}`);
-  if (n.default !== undefined) facts.push(`default: ${json(n.default)}`);
-  if (n.enum) facts.push(`enum: ${n.enum.map(json).join(', ')}`);
+  if (n.default !== undefined) facts.push(`default: ${yamlValue(n.default)}`);
+  if (n.enum) facts.push(`enum: ${n.enum.map(yamlValue).join(', ')}`);
   if (n.nullable) facts.push('nullable');
   const v = n.validations ?? {};
   if (v.minimum !== undefined) facts.push(`minimum: ${v.minimum}${v.exclusiveMinimum ? ' (exclusive)' : ''}`);
   if (v.maximum !== undefined) facts.push(`maximum: ${v.maximum}${v.exclusiveMaximum ? ' (exclusive)' : ''}`);
   for (const k of ['multipleOf', 'minLength', 'maxLength', 'pattern', 'minItems', 'maxItems', 'minProperties', 'maxProperties'] as const) {
-    if (v[k] !== undefined) facts.push(`${k}: ${json(v[k])}`);
+    if (v[k] !== undefined) facts.push(`${k}: ${yamlValue(v[k])}`);
   }
   if (v.uniqueItems) facts.push('uniqueItems');
   if (n.preserveUnknownFields) facts.push('x-kubernetes-preserve-unknown-fields');
@@ -559,7 +560,7 @@ function explainRecursive(k: ExplainKind): string {
       const indent = ' '.repeat(level * 2);
       let line = `${indent}${p.name}\t<${p.explain}>${p.required ? ' -required-' : ''}`;
       if (p.enum?.length) {
-        const shown = p.enum.slice(0, 4).map((e) => (e === '' ? '""' : typeof e === 'string' ? e : json(e)));
+        const shown = p.enum.slice(0, 4).map((e) => (e === '' ? '""' : typeof e === 'string' ? e : JSON.stringify(e)));
         line += `\n${indent}enum: ${shown.join(', ')}${p.enum.length > 4 ? ', ....' : ''}`;
       }
       fields.push(line);
