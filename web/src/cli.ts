@@ -44,7 +44,11 @@ export function mountCLI(pane: HTMLElement, host: CLIHost): { run(line: string):
   // A command's output: a line that quotes a long value (an API error quoting the whole patched object as
   // escaped JSON, as real kubectl prints it) is shown with the value shortened, the line as printed behind
   // an expander.
-  const printOutput = (s: string) => {
+  const printOutput = (s: string, fold: boolean) => {
+    if (!fold) {
+      print(s);
+      return;
+    }
     const lines = (s.endsWith('\n') ? s.slice(0, -1) : s).split('\n');
     let plain: string[] = [];
     const flush = () => {
@@ -118,7 +122,8 @@ export function mountCLI(pane: HTMLElement, host: CLIHost): { run(line: string):
       } catch (e: any) {
         text = `error: ${e?.error ?? e?.message ?? String(e)}`;
       }
-      printOutput(text);
+      // Only kubectl's output is folded: a raw request's answer is the API's JSON, whole.
+      printOutput(text, /^(kubectl|k)\s/.test(line));
       return text;
     });
   }
