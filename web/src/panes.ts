@@ -298,12 +298,17 @@ export function renderCEL(pane: HTMLElement, kinds: KindSchema[], res: CrdplayEv
         h('tr', {}, h('th', {}, 'field'), h('th', {}, 'rule'), h('th', { title: 'worst case of one evaluation × how many times it can run for one object' }, 'estimated cost'),
           h('th', {}, `of ${lim.perExpression.toLocaleString()}`),
           h('th', { title: 'the oldest Kubernetes version whose API server accepts the rule in a new CRD' }, 'Kubernetes')),
-        ...(c.cost.rules ?? []).map((r) => h('tr', { class: r.exceedsLimit || r.error ? 'over' : '' },
-          h('td', {}, r.span ? gotoLink('crds', r.span, h('code', {}, r.self || r.field)) : h('code', {}, r.self || r.field)),
-          h('td', {}, h('code', {}, r.rule), r.transition ? h('span', { class: 'muted' }, r.optionalOldSelf ? ' (transition rule, optionalOldSelf)' : ' (transition rule: updates only)') : null),
-          h('td', {}, `${r.maxCost.toLocaleString()} × ${r.cardinality.toLocaleString()}${r.cardinalityBounded ? '' : ' (no maxItems/maxProperties: estimated)'} = ${r.cost.toLocaleString()}`),
-          h('td', { class: r.error ? 'error' : '' }, ...(r.error ? message(r.error, '', 'rule-error') : [r.exceedsLimit ? 'exceeds the limit' : `${((r.cost / lim.perExpression) * 100).toPrecision(2)}%`])),
-          kubernetesCell(c.compat.get(r.field), r, target, res.kubernetes, lim.perExpression)))));
+        ...(c.cost.rules ?? []).flatMap((r) => [h('tr', { class: r.exceedsLimit || r.error ? 'over' : '' },
+          // data-label: a narrow pane shows each row as a block of labelled lines (panes.css).
+          h('td', { 'data-label': 'field' }, r.span ? gotoLink('crds', r.span, h('code', {}, r.self || r.field)) : h('code', {}, r.self || r.field)),
+          h('td', { 'data-label': 'rule' }, h('code', {}, r.rule), r.transition ? h('span', { class: 'muted' }, r.optionalOldSelf ? ' (transition rule, optionalOldSelf)' : ' (transition rule: updates only)') : null),
+          h('td', { 'data-label': 'estimated cost' }, `${r.maxCost.toLocaleString()} × ${r.cardinality.toLocaleString()}${r.cardinalityBounded ? '' : ' (no maxItems/maxProperties: estimated)'} = ${r.cost.toLocaleString()}`),
+          h('td', { class: r.error ? 'error' : '', 'data-label': `of ${lim.perExpression.toLocaleString()}` }, r.error ? 'error' : r.exceedsLimit ? 'exceeds the limit' : `${((r.cost / lim.perExpression) * 100).toPrecision(2)}%`),
+          kubernetesCell(c.compat.get(r.field), r, target, res.kubernetes, lim.perExpression)),
+        // A compile error (with CEL's caret snippet) gets a row of its own, across the table: in a column
+        // it would be squeezed a word per line.
+        r.error ? h('tr', { class: 'over rule-error-row' }, h('td', { colspan: '5' }, ...message(r.error, '', 'rule-error'))) : null,
+        ]).filter((x): x is HTMLElement => !!x)));
     }
     const runtime = res.objects.filter((o) => o.cel);
     if (runtime.length) {
@@ -332,9 +337,9 @@ export function renderCEL(pane: HTMLElement, kinds: KindSchema[], res: CrdplayEv
 /** A rule's oldest Kubernetes minor, with its reasons as tooltip; marked when the target is older, and when no
  * version accepts it, why (it does not compile, or costs too much). */
 function kubernetesCell(r: CrdplayCompatRule | undefined, o: RuleOutcome, target: number, range: CrdplayKubernetesRange, limit: number): HTMLElement {
-  if (!r) return h('td', { class: 'kubernetes' });
+  if (!r) return h('td', { class: 'kubernetes', 'data-label': 'Kubernetes' });
   const short = r.minor === 0 || r.minor > target;
-  return h('td', { class: `kubernetes${r.minor === 0 ? ' error' : short ? ' warning' : ''}`, title: ruleTitle(r, o, range, limit) }, ruleMinor(r, o));
+  return h('td', { class: `kubernetes${r.minor === 0 ? ' error' : short ? ' warning' : ''}`, 'data-label': 'Kubernetes', title: ruleTitle(r, o, range, limit) }, ruleMinor(r, o));
 }
 
 export function renderTable(pane: HTMLElement, res: CrdplayEvaluateResult, wide: boolean, onWide: (w: boolean) => void): void {
