@@ -366,11 +366,13 @@ test('the lint tooltip stays inside the window at 320, 390, 800 and 1400 px', as
           const b = el.getBoundingClientRect();
           const vw = document.documentElement.clientWidth;
           const past = [...el.querySelectorAll('*')].filter((e) => e.getBoundingClientRect().right > vw + 0.5).map((e) => e.tagName.toLowerCase() + '.' + e.className);
-          return { left: b.left, right: b.right, vw, past, text: el.textContent.slice(0, 80) };
+          return { left: b.left, right: b.right, vw, past, inner: el.scrollWidth - el.clientWidth, text: el.textContent.slice(0, 80) };
         });
         const where = `the lint tooltip of ${what} at ${width}px (${r.text})`;
         assert.ok(r.left >= -0.5 && r.right <= r.vw + 0.5, `${where}: ${Math.round(r.left)} to ${Math.round(r.right)} in ${r.vw}px`);
         assert.deepEqual(r.past, [], `${where}: past the window's edge`);
+        // Its text wraps inside it (a caret snippet scrolls in a box of its own).
+        assert.ok(r.inner <= 1, `${where}: ${r.inner}px of its content scroll sideways`);
         if (width === 390) await page.screenshot({ path: path.join(resultsDir, `layout-lint-390-${what.replace(/ /g, '-')}.png`) });
       }
     }
