@@ -241,8 +241,9 @@ type CRDResult struct {
 }
 
 // KubernetesRange is the range of Kubernetes 1.x minor versions a compatibility report considers: Newest is
-// the engine's own (the emulated minor). Version is the release the engine is (/version's gitVersion,
-// "v1.37.2") and Emulated the minor it emulates ("1.35"; the newest when not emulating).
+// the minor of the release the engine is, whatever it emulates (the report is about real servers of each
+// minor). Version is the release the engine is (/version's gitVersion, "v1.37.2") and Emulated the minor it
+// emulates ("1.35"; the newest when not emulating).
 type KubernetesRange struct {
 	Oldest   int    `json:"oldest"`
 	Newest   int    `json:"newest"`
@@ -256,12 +257,14 @@ func kubernetesRange(emulated string) KubernetesRange {
 }
 
 // CompatReport is a CRD's Kubernetes version report, CompatReason one field that older servers refuse or
-// ignore, CompatRule the report of one CEL rule and CompatCost a rule's estimated cost in an older minor.
+// ignore, CompatRule the report of one CEL rule, CompatCost a rule's estimated cost in an older minor and
+// CompatEmulation what the engine, emulating an older minor, answers otherwise than a real server of it.
 type (
-	CompatReport = k8sversions.Report
-	CompatReason = k8sversions.Reason
-	CompatRule   = k8sversions.Rule
-	CompatCost   = k8sversions.Cost
+	CompatReport    = k8sversions.Report
+	CompatReason    = k8sversions.Reason
+	CompatRule      = k8sversions.Rule
+	CompatCost      = k8sversions.Cost
+	CompatEmulation = k8sversions.Emulation
 )
 
 // Names are a CRD's status.acceptedNames.

@@ -46,6 +46,7 @@ var tsNames = map[string]string{
 	"k8sversions.Reason":         "CrdplayCompatReason",
 	"k8sversions.Rule":           "CrdplayCompatRule",
 	"k8sversions.Cost":           "CrdplayCompatCost",
+	"k8sversions.Emulation":      "CrdplayCompatEmulation",
 	"celcost.Limits":             "CrdplayCELLimits",
 	"celcost.Version":            "CrdplayVersionCost",
 	"celcost.Rule":               "CrdplayRuleCost",

@@ -446,10 +446,12 @@ var (
 	reRVJSON    = regexp.MustCompile(`("resourceVersion": ?)"\d+"`)
 	reRVDesc    = regexp.MustCompile(`(Resource Version:\s+)\d+`)
 	reRVPatch   = regexp.MustCompile(`("path":"/metadata/resourceVersion","value":)"\d+"`)
-	reHash      = regexp.MustCompile(`hash=[0-9A-F]+`)
-	reTimeout   = regexp.MustCompile(`timeoutSeconds=\d+`)
-	reRVQuery   = regexp.MustCompile(`resourceVersion=\d+`)
-	reFieldSel  = regexp.MustCompile(`fieldSelector=([^&]*)`)
+	// An object quoted as escaped JSON in a message (a strict merge patch's refusal quotes the patched object).
+	reRVQuoted = regexp.MustCompile(`(\\"resourceVersion\\":)\\"\d+\\"`)
+	reHash     = regexp.MustCompile(`hash=[0-9A-F]+`)
+	reTimeout  = regexp.MustCompile(`timeoutSeconds=\d+`)
+	reRVQuery  = regexp.MustCompile(`resourceVersion=\d+`)
+	reFieldSel = regexp.MustCompile(`fieldSelector=([^&]*)`)
 )
 
 // normalize replaces what changes from run to run: timestamps, uids, resourceVersions and the cells of AGE
@@ -461,6 +463,7 @@ func normalize(s string) string {
 	s = reRVJSON.ReplaceAllString(s, `${1}"<rv>"`)
 	s = reRVDesc.ReplaceAllString(s, `${1}<rv>`)
 	s = reRVPatch.ReplaceAllString(s, `${1}"<rv>"`)
+	s = reRVQuoted.ReplaceAllString(s, `${1}\"<rv>\"`)
 	return sortCauses(normalizeAgeColumns(s))
 }
 

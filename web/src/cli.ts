@@ -41,6 +41,32 @@ export function mountCLI(pane: HTMLElement, host: CLIHost): { run(line: string):
     out.append(s.endsWith('\n') ? s : s + '\n');
     out.scrollTop = out.scrollHeight;
   };
+  // A command's output: a line that quotes a long value (an API error quoting the whole patched object as
+  // escaped JSON, as real kubectl prints it) is shown with the value shortened, the line as printed behind
+  // an expander.
+  const printOutput = (s: string, fold: boolean) => {
+    if (!fold) {
+      print(s);
+      return;
+    }
+    const lines = (s.endsWith('\n') ? s.slice(0, -1) : s).split('\n');
+    let plain: string[] = [];
+    const flush = () => {
+      if (plain.length) print(plain.join('\n'));
+      plain = [];
+    };
+    for (const l of lines) {
+      const short = shortened(l);
+      if (short === l) {
+        plain.push(l);
+        continue;
+      }
+      flush();
+      out.append(h('details', { class: 'cli-full' }, h('summary', {}, short), h('span', { class: 'cli-full-text' }, `as kubectl printed it:\n${l}`)));
+    }
+    flush();
+    out.scrollTop = out.scrollHeight;
+  };
 
   // What was last applied (the editors' texts), and the queue that keeps loads and commands in order.
   let loaded: string | null = null;
@@ -96,7 +122,8 @@ export function mountCLI(pane: HTMLElement, host: CLIHost): { run(line: string):
       } catch (e: any) {
         text = `error: ${e?.error ?? e?.message ?? String(e)}`;
       }
-      print(text);
+      // Only kubectl's output is folded: a raw request's answer is the API's JSON, whole.
+      printOutput(text, /^(kubectl|k)\s/.test(line));
       return text;
     });
   }
@@ -166,6 +193,27 @@ function hasDocuments(text: string): boolean {
   return text.split('\n').some((l) => l.trim() && !l.trimStart().startsWith('#') && !/^(---|\.\.\.)\s*$/.test(l));
 }
 
+/** Quoted values longer than this are shortened in the pane (the whole line stays behind an expander). */
+const LONG_VALUE = 160;
+
+/** A line with each double-quoted value of over LONG_VALUE characters cut to its start and its length. */
+export function shortened(line: string): string {
+  return line.replace(/"((?:[^"\\]|\\.)*)"/g, (q, inner: string) =>
+    inner.length > LONG_VALUE ? `"${inner.slice(0, 40).replace(/\\+$/, '')}…" (${inner.length.toLocaleString()} characters)` : q);
+}
+
+/**
+ * The page's word after kubectl refused a field under strict validation, kubectl's default: the editors were
+ * applied with --validate=warn, as the page evaluates them (the server pruned the field and kept the object),
+ * so the same file can be refused here; nothing when the command chose its validation.
+ */
+function strictNote(argv: string[], output: string): string {
+  if (!/strict decoding error: unknown field/.test(output) || argv.some((a) => /^--validate(=|$)/.test(a))) return '';
+  return '\n(kubectl validates with --validate=strict unless told otherwise, and refuses a field the schema does not have; ' +
+    'the page applied the editors with --validate=warn, as it evaluates them, so the server pruned the field and kept the object. ' +
+    'Add --validate=warn to do the same.)';
+}
+
 /** Splits a command line into words, with single and double quotes. */
 export function words(line: string): string[] {
   const out: string[] = [];
@@ -183,7 +231,7 @@ async function execute(line: string, host: CLIHost): Promise<string> {
     }
     const res = await host.kubectl(line, host.files());
     if (res.requests?.length) host.logged(res.requests);
-    return res.output + (res.exitCode ? `\n(exit status ${res.exitCode})` : '');
+    return res.output + (res.exitCode ? `\n(exit status ${res.exitCode})` : '') + strictNote(argv, res.output);
   }
   const method = argv[0]?.toUpperCase();
   if (['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].includes(method) && argv[1]?.startsWith('/')) {

@@ -180,6 +180,9 @@ const theme = EditorView.theme({
   // A long message (a CRD with many errors, a big description) scrolls inside its tooltip, which stays
   // within the window.
   '.cm-tooltip-hover, .cm-tooltip-lint': { maxHeight: 'min(45vh, 420px)', maxWidth: 'min(640px, 90vw)', overflow: 'auto' },
+  // A field path (spec.versions[0].schema.openAPIV3Schema.properties[spec]...) has no space to wrap at: it
+  // breaks anywhere rather than widen the tooltip's content past its edge on a phone.
+  '.cm-tooltip-hover, .cm-tooltip-lint .cm-diagnostic': { overflowWrap: 'anywhere' },
   '.cm-tooltip-lint .message-snippet, .cm-tooltip-lint .message-full pre': { font: '12px/1.35 var(--mono)', margin: '4px 0 0', whiteSpace: 'pre', overflowX: 'auto' },
   '.cm-tooltip-lint .message-full summary': { cursor: 'pointer', color: 'var(--muted)', fontSize: '12px' },
   '.cm-tooltip-lint .message-full pre': { whiteSpace: 'pre-wrap', overflowWrap: 'anywhere' },

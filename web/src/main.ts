@@ -330,8 +330,10 @@ if (embed) {
   }
   if (params.get('readonly') === '1' || params.get('readonly') === 'true') app.editors.setReadOnly(true);
   if (params.get('mode')) $('mode')!.hidden = false;
+  // The content's height, not the document's scrollHeight: that is never less than the frame's own height,
+  // so a frame made taller once (a narrow layout, a long answer) would never shrink back.
   new ResizeObserver(() => {
-    parent.postMessage({ type: 'crdplay:resize', height: Math.ceil(document.documentElement.scrollHeight) }, '*');
+    parent.postMessage({ type: 'crdplay:resize', height: Math.ceil(document.body.getBoundingClientRect().height) }, '*');
   }).observe(document.body);
 }
 setTab(params.get('tab') ?? 'result');

@@ -1,12 +1,12 @@
 // Rendering of the results panes from the engine's evaluation (crdplay.evaluate's result, as it comes). Plain
 // DOM: the panes are lists and tables, and the page's bundle stays small.
-import type { CrdplayCompatRule, CrdplayDiagnostic, CrdplayEvaluateResult, CrdplayExchange, CrdplayObjectResult, CrdplayRequest, CrdplayResponse, CrdplaySchemaNode, CrdplaySource } from '../static/crdplay.d.ts';
+import type { CrdplayCompatRule, CrdplayKubernetesRange, CrdplayDiagnostic, CrdplayEvaluateResult, CrdplayExchange, CrdplayObjectResult, CrdplayRequest, CrdplayResponse, CrdplaySchemaNode, CrdplaySource } from '../static/crdplay.d.ts';
 import type { ExplainKind } from './evaluate';
 import { diagnosticText, editorOf, GOTO_EVENT, shapeMessage, type GotoDetail, type ShapedMessage } from './editors';
 import './panes.css';
-import { documents, stringify, toValue, valueNodeAt } from './yaml';
+import { documents, stringify, toValue, valueNodeAt, yamlScalar } from './yaml';
 import { describe, explainTree, rules, type KindSchema } from './schema';
-import { compatLine, minorName, reasonsText, ruleMinor, rulesByField } from './versions';
+import { compatLine, minorName, reasonsText, ruleMinor, rulesByField, ruleTitle, type RuleOutcome } from './versions';
 
 type Child = Node | string | null | undefined | false;
 
@@ -99,11 +99,13 @@ export function renderResult(pane: HTMLElement, res: CrdplayEvaluateResult, targ
     const name = c.name ?? `document ${c.document + 1}`;
     const sec = h('section', { class: `crd-result ${c.accepted ? 'accepted' : 'rejected'}`, 'data-crd': name });
     sec.append(h('h3', {}, statusBadge(c.status), ` CustomResourceDefinition ${name}: `, c.accepted ? 'accepted' : 'rejected'));
-    if (c.compat) {
+    // A refused CRD works nowhere as written: its refusal below says why, and the CEL pane each rule's version.
+    if (c.compat && c.accepted) {
       const short = c.compat.minor === 0 || c.compat.minor > target;
       sec.append(h('p', { class: `compat${short ? ' warning' : ''}`, title: reasonsText(c.compat.reasons) || undefined, 'data-minor': String(c.compat.minor) },
         compatLine(c.compat, res.kubernetes), short ? ` Not on the target, Kubernetes ${minorName(target)}.` : ''));
     }
+    if (c.compat?.emulation) sec.append(h('p', { class: 'compat-emulation warning' }, c.compat.emulation.message));
     if (c.accepted) {
       const names = c.acceptedNames;
       const conds = (c.conditions ?? []).map((x) => `${x.type}=${x.status}${x.reason ? ` (${x.reason})` : ''}`);
@@ -280,7 +282,7 @@ export function renderCEL(pane: HTMLElement, kinds: KindSchema[], res: CrdplayEv
   const out: Node[] = [];
   const versions = res.crds.flatMap((c) => {
     const compat = rulesByField(c);
-    return c.versions.map((v) => ({ crd: c.name ?? '', version: v.name, cost: v.cel, compat }));
+    return c.versions.map((v, i) => ({ crd: c.name ?? '', version: v.name, cost: v.cel, compat, emulation: i === 0 ? c.compat?.emulation : undefined }));
   });
   if (versions.length) {
     const lim = res.celLimits;
@@ -291,16 +293,22 @@ export function renderCEL(pane: HTMLElement, kinds: KindSchema[], res: CrdplayEv
       if (!c.cost?.rules?.length && !c.cost?.skipped) continue;
       out.push(h('h3', {}, `${c.crd} ${c.version}: estimated ${c.cost.total.toLocaleString()}${c.cost.exceedsLimit ? ' (over the limit)' : ''}`));
       if (c.cost.skipped) out.push(h('p', { class: 'muted' }, c.cost.skipped));
+      if (c.emulation) out.push(h('p', { class: 'compat-emulation warning' }, c.emulation.message));
       out.push(h('table', { class: 'grid cel' },
         h('tr', {}, h('th', {}, 'field'), h('th', {}, 'rule'), h('th', { title: 'worst case of one evaluation × how many times it can run for one object' }, 'estimated cost'),
           h('th', {}, `of ${lim.perExpression.toLocaleString()}`),
           h('th', { title: 'the oldest Kubernetes version whose API server accepts the rule in a new CRD' }, 'Kubernetes')),
-        ...(c.cost.rules ?? []).map((r) => h('tr', { class: r.exceedsLimit || r.error ? 'over' : '' },
-          h('td', {}, r.span ? gotoLink('crds', r.span, h('code', {}, r.self || r.field)) : h('code', {}, r.self || r.field)),
-          h('td', {}, h('code', {}, r.rule), r.transition ? h('span', { class: 'muted' }, r.optionalOldSelf ? ' (transition rule, optionalOldSelf)' : ' (transition rule: updates only)') : null),
-          h('td', {}, `${r.maxCost.toLocaleString()} × ${r.cardinality.toLocaleString()}${r.cardinalityBounded ? '' : ' (no maxItems/maxProperties: estimated)'} = ${r.cost.toLocaleString()}`),
-          h('td', { class: r.error ? 'error' : '' }, ...(r.error ? message(r.error, '', 'rule-error') : [r.exceedsLimit ? 'exceeds the limit' : `${((r.cost / lim.perExpression) * 100).toPrecision(2)}%`])),
-          kubernetesCell(c.compat.get(r.field), target)))));
+        ...(c.cost.rules ?? []).flatMap((r) => [h('tr', { class: r.exceedsLimit || r.error ? 'over' : '' },
+          // data-label: a narrow pane shows each row as a block of labelled lines (panes.css).
+          h('td', { 'data-label': 'field' }, r.span ? gotoLink('crds', r.span, h('code', {}, r.self || r.field)) : h('code', {}, r.self || r.field)),
+          h('td', { 'data-label': 'rule' }, h('code', {}, r.rule), r.transition ? h('span', { class: 'muted' }, r.optionalOldSelf ? ' (transition rule, optionalOldSelf)' : ' (transition rule: updates only)') : null),
+          h('td', { 'data-label': 'estimated cost' }, `${r.maxCost.toLocaleString()} × ${r.cardinality.toLocaleString()}${r.cardinalityBounded ? '' : ' (no maxItems/maxProperties: estimated)'} = ${r.cost.toLocaleString()}`),
+          h('td', { class: r.error ? 'error' : '', 'data-label': `of ${lim.perExpression.toLocaleString()}` }, r.error ? 'error' : r.exceedsLimit ? 'exceeds the limit' : `${((r.cost / lim.perExpression) * 100).toPrecision(2)}%`),
+          kubernetesCell(c.compat.get(r.field), r, target, res.kubernetes, lim.perExpression)),
+        // A compile error (with CEL's caret snippet) gets a row of its own, across the table: in a column
+        // it would be squeezed a word per line.
+        r.error ? h('tr', { class: 'over rule-error-row' }, h('td', { colspan: '5' }, ...message(r.error, '', 'rule-error'))) : null,
+        ]).filter((x): x is HTMLElement => !!x)));
     }
     const runtime = res.objects.filter((o) => o.cel);
     if (runtime.length) {
@@ -326,11 +334,12 @@ export function renderCEL(pane: HTMLElement, kinds: KindSchema[], res: CrdplayEv
 }
 
 /** The Table pane: kubectl get's table of each resource, wide or not. */
-/** A rule's oldest Kubernetes minor, with its reasons as tooltip; marked when the target is older. */
-function kubernetesCell(r: CrdplayCompatRule | undefined, target: number): HTMLElement {
-  if (!r) return h('td', { class: 'kubernetes' });
+/** A rule's oldest Kubernetes minor, with its reasons as tooltip; marked when the target is older, and when no
+ * version accepts it, why (it does not compile, or costs too much). */
+function kubernetesCell(r: CrdplayCompatRule | undefined, o: RuleOutcome, target: number, range: CrdplayKubernetesRange, limit: number): HTMLElement {
+  if (!r) return h('td', { class: 'kubernetes', 'data-label': 'Kubernetes' });
   const short = r.minor === 0 || r.minor > target;
-  return h('td', { class: `kubernetes${short ? ' warning' : ''}`, title: reasonsText(r.reasons) || `every version checked accepts it` }, ruleMinor(r));
+  return h('td', { class: `kubernetes${r.minor === 0 ? ' error' : short ? ' warning' : ''}`, 'data-label': 'Kubernetes', title: ruleTitle(r, o, range, limit) }, ruleMinor(r, o));
 }
 
 export function renderTable(pane: HTMLElement, res: CrdplayEvaluateResult, wide: boolean, onWide: (w: boolean) => void): void {
@@ -508,7 +517,8 @@ function engineTree(fields: CrdplaySchemaNode[], depth = 0, lazyFrom = Infinity)
   return ul;
 }
 
-const json = (v: unknown) => JSON.stringify(v);
+// Values as YAML writes them on one line (a pattern's backslashes as they are, not JSON-escaped).
+const yamlValue = (v: unknown) => yamlScalar(v);
 
 /** Lines describing an engine tree node: the kubectl explain line, description, then facts and CEL rules. */
 function describeNode(n: CrdplaySchemaNode): string[] {
@@ -516,14 +526,14 @@ function describeNode(n: CrdplaySchemaNode): string[] {
   if (n.description) out.push(n.description);
   const facts: string[] = [];
   if (n.format) facts.push(`format: ${n.format}`);
-  if (n.default !== undefined) facts.push(`default: ${json(n.default)}`);
-  if (n.enum) facts.push(`enum: ${n.enum.map(json).join(', ')}`);
+  if (n.default !== undefined) facts.push(`default: ${yamlValue(n.default)}`);
+  if (n.enum) facts.push(`enum: ${n.enum.map(yamlValue).join(', ')}`);
   if (n.nullable) facts.push('nullable');
   const v = n.validations ?? {};
   if (v.minimum !== undefined) facts.push(`minimum: ${v.minimum}${v.exclusiveMinimum ? ' (exclusive)' : ''}`);
   if (v.maximum !== undefined) facts.push(`maximum: ${v.maximum}${v.exclusiveMaximum ? ' (exclusive)' : ''}`);
   for (const k of ['multipleOf', 'minLength', 'maxLength', 'pattern', 'minItems', 'maxItems', 'minProperties', 'maxProperties'] as const) {
-    if (v[k] !== undefined) facts.push(`${k}: ${json(v[k])}`);
+    if (v[k] !== undefined) facts.push(`${k}: ${yamlValue(v[k])}`);
   }
   if (v.uniqueItems) facts.push('uniqueItems');
   if (n.preserveUnknownFields) facts.push('x-kubernetes-preserve-unknown-fields');
@@ -555,7 +565,7 @@ function explainRecursive(k: ExplainKind): string {
       const indent = ' '.repeat(level * 2);
       let line = `${indent}${p.name}\t<${p.explain}>${p.required ? ' -required-' : ''}`;
       if (p.enum?.length) {
-        const shown = p.enum.slice(0, 4).map((e) => (e === '' ? '""' : typeof e === 'string' ? e : json(e)));
+        const shown = p.enum.slice(0, 4).map((e) => (e === '' ? '""' : typeof e === 'string' ? e : JSON.stringify(e)));
         line += `\n${indent}enum: ${shown.join(', ')}${p.enum.length > 4 ? ', ....' : ''}`;
       }
       fields.push(line);

@@ -1,7 +1,7 @@
 // The structural schemas of the CRDs in the editor, for hover, completion and the explain tree. They are read
 // from the CRD text itself (not from the engine), so that hover and completion work before the engine has
 // arrived and while the CRD is still invalid.
-import type { Segment } from './yaml';
+import { writtenAs, yamlScalar, type Segment } from './yaml';
 
 /**
  * The part of an OpenAPI v3 schema object the page reads. Schemas read from an OpenAPI document (openapi.ts)
@@ -143,11 +143,14 @@ export function describe(name: string, s: Schema, required = false): string[] {
   if (s.description) out.push(s.description);
   const facts: string[] = [];
   if (s.format) facts.push(`format: ${s.format}`);
-  if (s.default !== undefined) facts.push(`default: ${JSON.stringify(s.default)}`);
-  if (s.enum) facts.push(`enum: ${s.enum.map((e) => JSON.stringify(e)).join(', ')}`);
+  // Values as the CRD's YAML writes them (the same quotes and escapes), or as YAML would write them when they
+  // come from elsewhere (the engine's OpenAPI document).
+  const shown = (container: object, key: string | number, v: unknown) => writtenAs(container, key) ?? yamlScalar(v);
+  if (s.default !== undefined) facts.push(`default: ${shown(s, 'default', s.default)}`);
+  if (s.enum) facts.push(`enum: ${s.enum.map((e, i) => shown(s.enum!, i, e)).join(', ')}`);
   if (s.nullable) facts.push('nullable');
   for (const k of ['minimum', 'maximum', 'minLength', 'maxLength', 'minItems', 'maxItems', 'minProperties', 'maxProperties', 'pattern'] as const) {
-    if (s[k] !== undefined) facts.push(`${k}: ${JSON.stringify(s[k])}`);
+    if (s[k] !== undefined) facts.push(`${k}: ${shown(s, k, s[k])}`);
   }
   if (s['x-kubernetes-preserve-unknown-fields']) facts.push('x-kubernetes-preserve-unknown-fields');
   if (s['x-kubernetes-list-type']) facts.push(`list-type: ${s['x-kubernetes-list-type']}`);

@@ -74,9 +74,12 @@ export function targetDiagnostics(res: CrdplayEvaluateResult, target: number): C
   for (const c of res.crds) {
     for (const r of c.compat?.reasons ?? []) {
       if (r.minor <= target || !r.span) continue;
+      // The engine emulating the target may answer this field otherwise than a real server of it: say so here
+      // too, so that the warning and the engine's answer do not contradict each other without a reason.
+      const emulation = c.compat?.emulation?.minor === target && c.compat.emulation.fields.includes(r.field) ? `. ${c.compat.emulation.message}` : '';
       out.push({
         source: 'crds', document: c.document, field: r.field, type: 'KubernetesVersion', severity: 'warning',
-        message: `Kubernetes ${minorName(target)} ${r.effect === 'refused' ? 'refuses' : 'ignores'} this: ${r.message}`,
+        message: `Kubernetes ${minorName(target)} ${r.effect === 'refused' ? 'refuses' : 'ignores'} this: ${r.message}${emulation}`,
         line: r.span.line, column: r.span.column, endLine: r.span.endLine, endColumn: r.span.endColumn, exact: true,
       });
     }
@@ -101,9 +104,34 @@ export function reasonsText(reasons: CrdplayCompatReason[] | undefined): string 
   return (reasons ?? []).map((r) => r.message + (r.detail ? `\n${r.detail}` : '')).join('\n');
 }
 
-/** A rule's minor as the CEL pane shows it: "1.34+", or "none" when no version accepts it. */
-export function ruleMinor(r: CrdplayCompatRule): string {
-  return r.minor ? `${minorName(r.minor)}+` : 'none';
+/** What the CEL pane knows of a rule besides its version report: the engine's compile error and whether its
+ * estimated cost is over the limit (CrdplayRuleCost). */
+export interface RuleOutcome {
+  error?: string;
+  exceedsLimit?: boolean;
+  cost?: number;
+}
+
+/** A rule's minor as the CEL pane shows it: "1.34+"; when no version accepts it, why: "does not compile",
+ * "over the cost limit", or "none" when the engine's report says neither. */
+export function ruleMinor(r: CrdplayCompatRule, o?: RuleOutcome): string {
+  if (r.minor) return `${minorName(r.minor)}+`;
+  if (o?.error) return 'does not compile';
+  if (o?.exceedsLimit) return 'over the cost limit';
+  return 'none';
+}
+
+/** The tooltip of a rule's Kubernetes cell: the reasons it needs a newer version; why no version accepts it;
+ * or that every version checked does. limit is the per-expression cost limit. */
+export function ruleTitle(r: CrdplayCompatRule, o: RuleOutcome | undefined, range: CrdplayKubernetesRange, limit: number): string {
+  const checked = `Kubernetes ${minorName(range.oldest)} to ${minorName(range.newest)}`;
+  if (!r.minor) {
+    const why = o?.error ? `it does not compile: ${o.error}`
+      : o?.exceedsLimit ? `its estimated cost, ${(o.cost ?? 0).toLocaleString()}, is over the limit of ${limit.toLocaleString()}`
+        : 'the engine says why';
+    return `No version checked (${checked}) accepts this rule: ${why}`;
+  }
+  return reasonsText(r.reasons) || `Every version checked (${checked}) accepts it.`;
 }
 
 /** The version reports of a CRD's rules by field (a CrdplayRuleCost's field). */

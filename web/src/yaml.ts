@@ -132,6 +132,35 @@ function plainValue(s: string): unknown {
   return s;
 }
 
+/** The text each scalar was written as, by the mapping or sequence toValue put it in: hover shows a schema's
+ * values as the CRD's YAML writes them ('^(\d+|\*)'), not as JSON would ("^(\\d+|\\*)"). */
+const written = new WeakMap<object, Map<string | number, string>>();
+
+/** The text a scalar of a value toValue made was written as (`container[key]`); undefined for a value not read
+ * from a scalar of the text. */
+export function writtenAs(container: object, key: string | number): string | undefined {
+  return written.get(container)?.get(key);
+}
+
+/** Records the text of node, when it is a one-line scalar, as how container[key] was written. */
+function noteWritten(text: string, container: object, key: string | number, node: SyntaxNode | null): void {
+  if (!node || (node.name !== 'Literal' && node.name !== 'QuotedLiteral')) return;
+  const src = text.slice(node.from, node.to);
+  if (src.includes('\n')) return;
+  let m = written.get(container);
+  if (!m) written.set(container, (m = new Map()));
+  m.set(key, src);
+}
+
+/** A scalar as a YAML writer would write it on one line: plain when it reads back as the same string, single
+ * quoted when that is enough, double quoted (JSON's escapes) for a newline or a control character. */
+export function yamlScalar(v: unknown): string {
+  if (typeof v !== 'string') return v === undefined ? 'null' : JSON.stringify(v);
+  const plain = scalar(v);
+  if (plain === v) return v;
+  return /[\u0000-\u001f\u007f]/.test(v) ? plain : `'${v.replaceAll("'", "''")}'`;
+}
+
 /**
  * The value of a node: objects, arrays and scalars. Aliases resolve to the anchored value seen before them.
  * Good enough for describing a document; the engine's parser is the one that judges it.
@@ -164,13 +193,18 @@ export function toValue(text: string, node: SyntaxNode | null, anchors = new Map
           }
           continue;
         }
-        out[k] = toValue(text, pairValue(p), anchors);
+        const vn = pairValue(p);
+        out[k] = toValue(text, vn, anchors);
+        noteWritten(text, out, k, vn);
       }
       return out;
     }
     case 'BlockSequence':
-    case 'FlowSequence':
-      return items(node).map((it) => toValue(text, itemValue(it), anchors));
+    case 'FlowSequence': {
+      const out = items(node).map((it) => toValue(text, itemValue(it), anchors));
+      items(node).forEach((it, i) => noteWritten(text, out, i, itemValue(it)));
+      return out;
+    }
     case 'Literal':
       return plainValue(scalarText(text, node));
     case 'QuotedLiteral':

@@ -528,6 +528,22 @@ export interface CrdplayCompatReport {
   reasons: CrdplayCompatReason[];
   /** One entry per rule of the versions' cost reports, in their order. */
   rules: CrdplayCompatRule[];
+  /** Where the engine, emulating an older minor, answers the CRD otherwise than a real server of that minor. */
+  emulation?: CrdplayCompatEmulation;
+}
+
+/** What an engine emulating an older minor answers otherwise than a real server of that minor: new CEL rules
+ * and formats follow the compatibility version, which emulation cannot lower below the binary's floor. */
+export interface CrdplayCompatEmulation {
+  /** The minor the engine emulates. */
+  minor: number;
+  /** The compatibility version the engine compiles new CEL rules and checks formats for (a real server of
+   * `minor` has `minor - 1`). */
+  compatibility: number;
+  /** The fields (as CrdplayCompatReason.field names them) the engine answers otherwise. */
+  fields: string[];
+  /** Which and why, in one sentence. */
+  message: string;
 }
 
 /** A field that differs between the input and the stored object. */

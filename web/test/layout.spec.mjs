@@ -262,3 +262,159 @@ test('the example menu is filled before the engine is ready; the progress counts
     await page.close();
   }
 });
+
+/** The widths the CEL pane, the tooltips and the embed frames are checked at. */
+const ALL_WIDTHS = [320, 390, 800, 1400];
+const nextFrames = (p) => p.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+
+/** The default example's CRD with a second rule that does not compile: its error is long. */
+async function withBadRule(p) {
+  const crd = await p.evaluate(() => window.crdplayPlayground.editors.text('crd'));
+  const bad = crd.replace('            - rule: "self.replicas <= 10"\n', '            - rule: "self.replicas <= 10"\n              message: "at most 10 replicas"\n            - rule: "self.image.startsWith(self.nope.missing)"\n');
+  assert.notEqual(bad, crd, 'the default example has the replicas rule');
+  return bad;
+}
+
+test('the CEL pane fits its pane at 320, 390, 800 and 1400 px: the Kubernetes header whole, a compile error not squeezed into a column', async () => {
+  const page = await browser.context.newPage();
+  try {
+    await page.goto(server.url);
+    await evaluated(page, 0);
+    const n = await runs(page);
+    await page.evaluate((crd) => window.crdplayPlayground.editors.set('crd', crd), await withBadRule(page));
+    await evaluated(page, n);
+    await page.waitForFunction(() => !window.crdplayPlayground.evaluation.analysisPending && window.crdplayPlayground.evaluation.crds[0]?.compat);
+    await page.click('#tab-cel');
+    await page.waitForSelector('#pane-cel .rule-error');
+    for (const width of ALL_WIDTHS) {
+      await page.setViewportSize({ width, height: 900 });
+      await nextFrames(page);
+      const m = await page.evaluate(() => {
+        const pane = document.getElementById('pane-cel');
+        const box = pane.getBoundingClientRect();
+        const name = (e) => e.tagName.toLowerCase() + (typeof e.className === 'string' && e.className ? `.${e.className.split(' ').join('.')}` : '');
+        const wider = [...pane.querySelectorAll('*')].filter((e) => e.getClientRects().length && e.getBoundingClientRect().right > box.left + pane.clientWidth + 0.5)
+          .map((e) => `${name(e)} ${Math.round(e.getBoundingClientRect().right - box.left)}`);
+        // The Kubernetes header: on one line and whole; or, in a pane too narrow for columns (each rule a block
+        // of labelled lines), the label of each Kubernetes cell.
+        const header = [...pane.querySelectorAll('table.cel th')].find((t) => t.textContent === 'Kubernetes');
+        const label = (td) => getComputedStyle(td, '::before').content;
+        const lines = (el) => {
+          const range = document.createRange();
+          range.selectNodeContents(el);
+          return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size;
+        };
+        const cells = [...pane.querySelectorAll('table.cel td.kubernetes')];
+        const th = header?.getClientRects().length
+          ? { scroll: header.scrollWidth, client: header.clientWidth, right: header.getBoundingClientRect().right - box.left, lines: lines(header) }
+          : cells.length && cells.every((td) => label(td).includes('Kubernetes'))
+            ? { scroll: Math.max(...cells.map((td) => td.scrollWidth - td.clientWidth)), client: 0, right: Math.max(...cells.map((td) => td.getBoundingClientRect().right - box.left)), lines: 1 }
+            : null;
+        const err = pane.querySelector('.rule-error').closest('td');
+        const table = pane.querySelector('table.cel');
+        // No column squeezed to a few characters (a rule a character per line).
+        const narrow = [...pane.querySelectorAll('table.cel td')].map((td) => td.getBoundingClientRect().width).filter((w) => w < 56);
+        return {
+          narrow,
+          scrollWidth: pane.scrollWidth, clientWidth: pane.clientWidth, wider: wider.slice(0, 6),
+          th,
+          err: { width: err.getBoundingClientRect().width, table: table.getBoundingClientRect().width },
+        };
+      });
+      const where = `CEL pane at ${width}px`;
+      assert.ok(m.scrollWidth <= m.clientWidth, `${where}: ${m.scrollWidth}px of content in ${m.clientWidth}px; past the edge: ${m.wider.join(', ')}`);
+      assert.deepEqual(m.wider, [], `${where}: past the pane's edge`);
+      assert.deepEqual(m.narrow, [], `${where}: cells squeezed`);
+      assert.ok(m.th, `${where}: a Kubernetes header`);
+      assert.ok(m.th.scroll <= m.th.client && m.th.right <= m.clientWidth + 0.5 && m.th.lines === 1, `${where}: the Kubernetes header is clipped or broken: ${JSON.stringify(m.th)}`);
+      // The compile error spans the table (a row of its own), not one column of it.
+      assert.ok(m.err.width >= m.err.table * 0.6, `${where}: the compile error is ${Math.round(m.err.width)}px wide in a ${Math.round(m.err.table)}px table`);
+      if (width === 390 || width === 1400) await page.locator('#pane-cel').screenshot({ path: path.join(resultsDir, `layout-cel-${width}.png`) });
+    }
+  } finally {
+    await page.close();
+  }
+});
+
+test('the lint tooltip stays inside the window at 320, 390, 800 and 1400 px', async () => {
+  const page = await browser.context.newPage();
+  try {
+    await page.goto(server.url);
+    await evaluated(page, 0);
+    // The default example's warning (an unknown field, pruned), then the bad rule's compile error, whose
+    // tooltip quotes the rule with a caret under the mistake.
+    for (const [what, selector] of [['a warning', '#objects-editor .cm-lintRange-warning'], ['a compile error', '#crd-editor .cm-lintRange-error']]) {
+      if (what === 'a compile error') {
+        await page.setViewportSize({ width: 1400, height: 900 });
+        const n = await runs(page);
+        await page.evaluate((crd) => window.crdplayPlayground.editors.set('crd', crd), await withBadRule(page));
+        await evaluated(page, n);
+      }
+      for (const width of ALL_WIDTHS) {
+        await page.setViewportSize({ width, height: 900 });
+        await nextFrames(page);
+        await page.mouse.move(0, 0);
+        await page.waitForSelector('.cm-tooltip-lint', { state: 'detached', timeout: 5000 });
+        const mark = page.locator(selector).first();
+        await mark.scrollIntoViewIfNeeded();
+        const box = await mark.boundingBox();
+        // At the mark's right end (inside the window): the tooltip opens where the pointer is.
+        await page.mouse.move(Math.min(box.x + box.width - 2, width - 4), box.y + box.height / 2);
+        const tip = await page.waitForSelector('.cm-tooltip-lint', { timeout: 5000 });
+        await nextFrames(page);
+        const r = await tip.evaluate((el) => {
+          const b = el.getBoundingClientRect();
+          const vw = document.documentElement.clientWidth;
+          const past = [...el.querySelectorAll('*')].filter((e) => e.getBoundingClientRect().right > vw + 0.5).map((e) => e.tagName.toLowerCase() + '.' + e.className);
+          return { left: b.left, right: b.right, vw, past, inner: el.scrollWidth - el.clientWidth, text: el.textContent.slice(0, 80) };
+        });
+        const where = `the lint tooltip of ${what} at ${width}px (${r.text})`;
+        assert.ok(r.left >= -0.5 && r.right <= r.vw + 0.5, `${where}: ${Math.round(r.left)} to ${Math.round(r.right)} in ${r.vw}px`);
+        assert.deepEqual(r.past, [], `${where}: past the window's edge`);
+        // Its text wraps inside it (a caret snippet scrolls in a box of its own).
+        assert.ok(r.inner <= 1, `${where}: ${r.inner}px of its content scroll sideways`);
+        if (width === 390) await page.screenshot({ path: path.join(resultsDir, `layout-lint-390-${what.replace(/ /g, '-')}.png`) });
+      }
+    }
+  } finally {
+    await page.close();
+  }
+});
+
+test('an embed frame follows its content\'s height down as well as up, at 320, 390, 800 and 1400 px', async (t) => {
+  // A docs page on another origin with the Embed dialog's snippet: the frame takes the height it is told.
+  const docs = http.createServer((req, res) => {
+    res.setHeader('Content-Type', 'text/html');
+    res.end(`<!doctype html><body style="margin:0"><iframe id="f" src="${server.url}embed/" style="width:1400px;border:0" height="560"></iframe>` +
+      '<script>addEventListener("message",function(e){if(e.data&&e.data.type==="crdplay:resize")document.getElementById("f").height=e.data.height})</script></body>');
+  });
+  await new Promise((resolve) => docs.listen(0, '127.0.0.1', resolve));
+  t.after(() => docs.close());
+  const host = await browser.context.newPage();
+  try {
+    await host.setViewportSize({ width: 1400, height: 900 });
+    await host.goto(`http://127.0.0.1:${docs.address().port}/`);
+    const frame = await (await host.waitForSelector('#f')).contentFrame();
+    await evaluated(frame, 0);
+    // Narrow first (one column: tall), then wider and back: the frame must follow each way.
+    const seen = [];
+    for (const width of [320, 1400, 390, 800, 1400, 320]) {
+      await host.evaluate((w) => { document.getElementById('f').style.width = `${w}px`; }, width);
+      await frame.waitForFunction((w) => document.documentElement.clientWidth === w, width);
+      let m;
+      for (let i = 0; i < 50; i++) {
+        await nextFrames(frame);
+        m = {
+          frame: await host.evaluate(() => document.getElementById('f').getBoundingClientRect().height),
+          content: await frame.evaluate(() => Math.ceil(document.body.getBoundingClientRect().height)),
+        };
+        if (Math.abs(m.frame - m.content) <= 1) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      seen.push(`${width}: ${Math.round(m.frame)} for ${m.content}`);
+      assert.ok(Math.abs(m.frame - m.content) <= 1, `a ${width}px embed frame is ${Math.round(m.frame)}px high for ${m.content}px of content (${seen.join(', ')})`);
+    }
+  } finally {
+    await host.close();
+  }
+});

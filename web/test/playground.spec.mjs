@@ -369,7 +369,9 @@ test('the Explain pane shows the engine\'s explain tree, kept while the CRD is t
   assert.match(text, /replicas <integer>/);
   assert.match(text, /default: 1 · minimum: 1/);
   assert.match(text, /policy <string>/);
-  assert.match(text, /enum: "Allow", "Forbid", "Replace"/);
+  assert.match(text, /enum: Allow, Forbid, Replace/);
+  // A pattern as YAML writes it, its backslashes as they are (not JSON-escaped).
+  assert.ok(text.includes(String.raw`pattern: ^(\d+|\*)(/\d+)?(\s+(\d+|\*)(/\d+)?){4}$`), text);
   assert.match(text, /rule: self\.replicas <= 10 \(message: at most 10 replicas\)/);
   // apiVersion, kind and metadata as every object has them, with the API's own descriptions.
   assert.match(text, /metadata <ObjectMeta>/);

@@ -112,6 +112,82 @@ test('the oldest Kubernetes per rule and per CRD, and warnings for an older targ
   await page.waitForFunction(() => !document.querySelector('#crd-editor .cm-lintRange-warning'));
 });
 
+/** semverCRD with its rule replaced: the rule stays on line 20. */
+const withRule = (rule, props = '              version: {type: string, maxLength: 32}\n') =>
+  semverCRD.replace('- rule: "semver(self.version).major() >= 1"', `- rule: ${JSON.stringify(rule)}`)
+    .replace('              version: {type: string, maxLength: 32}\n', props);
+
+test('one verdict for the oldest version: the same at every target, and an emulated 1.34 that answers otherwise says why', { timeout: 300_000 }, async () => {
+  // sort() is in the CEL environment of compatibility version 1.34: a real 1.35 server (which compiles new
+  // rules for 1.34) accepts it, a real 1.34 (for 1.33) refuses it, and kube-apiserver 1.37 emulating 1.34
+  // compiles for 1.34, the lowest it can, and accepts it (testdata/versions: cel-ext-lists-v3).
+  await page.click('#tab-result');
+  if (await page.inputValue('#k8s-target') !== '1.37') await choose('1.37', '1.37');
+  let n = await runs();
+  await setEditor('crd', withRule('[3,1].sort()[0] == 1'));
+  await setEditor('objects', widget);
+  await evaluated(n);
+  await page.waitForFunction(() => window.crdplayPlayground.evaluation.crds[0]?.compat && !window.crdplayPlayground.evaluation.analysisPending);
+  const works = /^Works on Kubernetes 1\.35 and later — sort needs 1\.35 \(older servers refuse it\)\./;
+  const line = () => page.textContent('#pane-result [data-crd="widgets.example.com"] p.compat');
+  assert.match(await line(), works);
+  assert.equal(await page.$('#pane-result p.compat-emulation'), null, 'the newest answers as a real 1.37');
+
+  const why = 'Kubernetes 1.37 emulating 1.34 accepts sort, unlike a real 1.34 server: emulating, kube-apiserver compiles new CEL rules and checks formats for compatibility version 1.34, the lowest a 1.37 binary allows, where a real 1.34 uses 1.33.';
+  await choose('1.34', '1.34');
+  await page.waitForFunction(() => !window.crdplayPlayground.evaluation.analysisPending);
+  // The engine emulating 1.34 accepts the CRD; the page says it works from 1.35, not on the target, and why the
+  // engine accepts it all the same.
+  assert.match(await page.textContent('#pane-result [data-crd="widgets.example.com"] h3'), /accepted$/);
+  assert.match(await line(), works);
+  assert.match(await line(), /Not on the target, Kubernetes 1\.34\.$/);
+  assert.equal(await page.textContent('#pane-result p.compat-emulation'), why);
+  // The CRD editor warns at the rule, with the same reason.
+  await page.waitForFunction(() => document.querySelector('#crd-editor .cm-lintRange-warning'));
+  const warned = await warningLines();
+  assert.equal(warned.length, 1, JSON.stringify(warned));
+  assert.equal(warned[0].line, 20);
+  await page.hover('#crd-editor .cm-lintRange-warning');
+  const tip = await page.waitForSelector('.cm-tooltip-lint');
+  assert.ok((await tip.textContent()).includes(`Kubernetes 1.34 refuses this: needs Kubernetes 1.35 or later: sort. ${why}`), await tip.textContent());
+  await page.mouse.move(0, 0);
+  // The CEL pane: the same minor, the same sentence.
+  await page.click('#tab-cel');
+  const cell = await page.waitForSelector('#pane-cel table.cel td.kubernetes');
+  assert.equal(await cell.textContent(), '1.35+');
+  assert.match(await cell.getAttribute('class'), /warning/);
+  assert.equal(await page.textContent('#pane-cel p.compat-emulation'), why);
+  await page.click('#tab-result');
+  await choose('1.37', '1.37');
+  assert.match(await line(), works);
+});
+
+test('a refused CRD has no "works on" line, and a rule no version accepts says why in the CEL pane', async () => {
+  for (const [name, crd, text, title] of [
+    ['does not compile', withRule('self.nope == 1'), 'does not compile', /^No version checked \(Kubernetes 1\.28 to 1\.37\) accepts this rule: it does not compile: .*undefined field 'nope'/],
+    ['over the cost limit', withRule('self.l.all(a, self.l.all(b, a == b))', '              l: {type: array, items: {type: string}}\n'), 'over the cost limit',
+      /^No version checked \(Kubernetes 1\.28 to 1\.37\) accepts this rule: its estimated cost, [\d,]+, is over the limit of [\d,]+$/],
+  ]) {
+    const n = await runs();
+    await setEditor('crd', crd);
+    await evaluated(n);
+    await page.waitForFunction(() => window.crdplayPlayground.evaluation.crds[0]?.compat && !window.crdplayPlayground.evaluation.analysisPending);
+    assert.equal(await page.evaluate(() => window.crdplayPlayground.evaluation.crds[0].status), 422, name);
+    await page.click('#tab-result');
+    assert.match(await page.textContent('#pane-result [data-crd="widgets.example.com"] h3'), /rejected$/, name);
+    assert.equal(await page.$('#pane-result p.compat'), null, `${name}: ${await page.textContent('#pane-result')}`);
+    await page.click('#tab-cel');
+    const cell = await page.waitForSelector('#pane-cel table.cel td.kubernetes');
+    assert.equal(await cell.textContent(), text, name);
+    assert.match(await cell.getAttribute('title'), title, name);
+  }
+  await page.click('#tab-result');
+  // The tests below start from the semver CRD.
+  const n = await runs();
+  await setEditor('crd', semverCRD);
+  await evaluated(n);
+});
+
 test('the target goes through permalinks and embeds; old links open at the newest', async () => {
   await page.selectOption('#k8s-target', '1.33');
   const url = await page.evaluate(() => window.crdplayPlayground.permalink());

@@ -17,6 +17,12 @@
 //     (k8s.io/apiextensions-apiserver/pkg/apiserver/validation.GetUnrecognizedFormats at the server's
 //     compatibility version).
 //
+// The report is about real servers of each minor, from Oldest to the engine's release (Newest), whatever minor
+// the engine emulates: kube-apiserver --emulated-version=N compiles new rules for compatibility version N-1
+// but never below its floor, three minors under the binary, so a 1.37 emulating 1.34 compiles them for
+// 1.34 where a real 1.34 compiles them for 1.33. What the engine then answers otherwise than a real server
+// of the minor it emulates (a rule it accepts, a format it validates) is Report.Emulation, in one sentence.
+//
 // The rules are the ones playground/internal/celcost lists (with their field paths and YAML segments); this
 // package never decides whether a CRD is valid for the engine's own version: that answer comes from the
 // engine.

@@ -2,6 +2,7 @@ package k8sversions
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -18,11 +19,24 @@ import (
 // Oldest is the oldest minor version of Kubernetes 1.x the report considers.
 const Oldest = 28
 
-// Newest is the minor version of Kubernetes 1.x the engine is: the emulation version of upstream's kube
-// component (the binary's minor unless engine.Options.EmulatedVersion chose an older one). It is not the
-// compatibility version plus one: emulating the floor (1.34), both are 1.34.
+// Newest is the newest minor version of Kubernetes 1.x the report considers: the minor of the release the
+// engine is (the binary version of upstream's kube component), whatever minor it emulates. The report is about
+// real servers of each minor, so it is the same whether or not the engine emulates an older one; where the
+// engine's own answer differs from a real server's of the minor it emulates, Report.Emulation says so.
 func Newest() int {
-	return int(compatibility.DefaultComponentGlobalsRegistry.EffectiveVersionFor(basecompatibility.DefaultKubeComponent).EmulationVersion().Minor())
+	b, _, _ := engineMinors()
+	return b
+}
+
+// engineMinors are the engine's versions as upstream's kube component has them: the binary's minor, the minor
+// it emulates, and the minimum compatibility version, for which the engine compiles new CEL rules and
+// checks formats (environment.DefaultCompatibilityVersion reads the same). A real server of minor N has
+// compatibility version N-1; kube-apiserver --emulated-version=N gets N-1 too, but never less than its
+// floor, three minors below the binary (k8s.io/component-base/compatibility's SetEmulationVersion): a 1.37
+// emulating 1.34 compiles new rules for 1.34, where a real 1.34 compiles them for 1.33.
+func engineMinors() (binary, emulated, compat int) {
+	ev := compatibility.DefaultComponentGlobalsRegistry.EffectiveVersionFor(basecompatibility.DefaultKubeComponent)
+	return int(ev.BinaryVersion().Minor()), int(ev.EmulationVersion().Minor()), int(ev.MinCompatibilityVersion().Minor())
 }
 
 // Effect is what a server older than a reason's minor does with the feature.
@@ -90,6 +104,30 @@ type Report struct {
 	Reasons []Reason `json:"reasons"`
 	// Rules has one entry per rule of costs (the celcost report the CRD's analysis made), in its order.
 	Rules []Rule `json:"rules"`
+	// Emulation is where the engine, emulating an older minor, answers the CRD otherwise than a real server
+	// of that minor; nil when it answers as one.
+	Emulation *Emulation `json:"emulation,omitempty"`
+}
+
+// Emulation is what an engine emulating an older minor answers otherwise than a real server of that minor:
+// new CEL rules and formats follow the compatibility version, which emulation cannot lower below the
+// binary's floor (engineMinors).
+type Emulation struct {
+	// Minor is the minor the engine emulates, Compatibility the compatibility version it compiles new CEL
+	// rules and checks formats for (a real server of Minor has Minor-1).
+	Minor         int `json:"minor"`
+	Compatibility int `json:"compatibility"`
+	// Fields are the fields (as Reason.Field names them) the engine answers otherwise.
+	Fields []string `json:"fields"`
+	// Message says which and why, in one sentence.
+	Message string `json:"message"`
+}
+
+// difference is one field the engine answers otherwise than a real server of the minor it emulates.
+type difference struct {
+	field, feature string
+	verb           string // what the engine does with it: "accepts", "refuses", "validates", "ignores"
+	rule           int    // for a rule, its index in analyzeRules' rules
 }
 
 // Analyze reports the oldest minor version of Kubernetes that accepts crd, whose rules celcost has listed in
@@ -106,6 +144,7 @@ func AnalyzePrepared(crd *apiextensionsv1.CustomResourceDefinition, costs []celc
 	if crd == nil {
 		return rep
 	}
+	var diffs []difference
 	for i := range crd.Spec.Versions {
 		v := &crd.Spec.Versions[i]
 		vPath := field.NewPath("spec").Child("versions").Index(i)
@@ -135,15 +174,19 @@ func AnalyzePrepared(crd *apiextensionsv1.CustomResourceDefinition, costs []celc
 			}
 		}
 		rootSegs := yamlpos.Append(vSegs, yamlpos.K("schema"), yamlpos.K("openAPIV3Schema"))
-		rep.Reasons = append(rep.Reasons, formatReasons(internal, rootSegs)...)
+		formats := formatReasons(internal, rootSegs)
+		rep.Reasons = append(rep.Reasons, formats...)
+		diffs = append(diffs, formatDifferences(formats)...)
 		if i < len(costs) && costs[i].Skipped == "" {
-			rules := analyzeRules(internal, len(rootSegs), costs[i].Rules)
+			rules, d := analyzeRules(internal, len(rootSegs), costs[i].Rules)
 			for _, r := range rules {
 				rep.Reasons = append(rep.Reasons, r.Reasons...)
 			}
 			rep.Rules = append(rep.Rules, rules...)
+			diffs = append(diffs, d...)
 		}
 	}
+	rep.Emulation = emulation(diffs)
 	for _, r := range rep.Rules {
 		if r.Minor == 0 {
 			rep.Minor = 0
@@ -184,21 +227,27 @@ type outcome struct {
 // the shortcut below against it.
 var exhaustive = false
 
-// analyzeRules finds the oldest minor of each rule of one version's schema. skip is the length of the
-// segments up to the schema root in the rules' Segs.
+// analyzeRules finds the oldest minor of each rule of one version's schema, and the rules the engine answers
+// otherwise than a real server of the minor it emulates. skip is the length of the segments up to the schema
+// root in the rules' Segs.
 //
 // Compiling every rule in every minor's environment costs ten times celcost's report, so a rule that both
 // Oldest and Newest accept is taken to be accepted by every minor between: between those minors, base.go only
 // adds options, except the AST validators of 1.29, which refuse rules that Newest refuses too, and the
 // strings library of 1.29, which replaces an older version of itself with a superset.
-func analyzeRules(internal *apiextensions.JSONSchemaProps, skip int, rules []celcost.Rule) []Rule {
+func analyzeRules(internal *apiextensions.JSONSchemaProps, skip int, rules []celcost.Rule) ([]Rule, []difference) {
 	nodes := newNodes(internal)
 	out := make([]Rule, len(rules))
-	newest := Newest()
+	var diffs []difference
+	newest, emulated, compat := engineMinors()
+	// celcost compiled the rules for the engine's compatibility version: they are the outcomes of a real
+	// server one minor above it.
+	own := compat + 1
 	gate := gateMinor(gateOptionalOldSelf)
 	keep := func(optional bool, m int) bool { return optional && gate != 0 && m >= gate }
-	// The oldest minor's outcomes, compiled once per node.
-	oldest := map[*node][]outcome{}
+	// The outcomes of the oldest and the newest minor, compiled once per node (the newest's are celcost's
+	// unless the engine emulates an older minor).
+	ends := map[int]map[*node][]outcome{Oldest: {}, newest: {}}
 	for k := range rules {
 		cr := &rules[k]
 		out[k] = Rule{Field: cr.Field}
@@ -212,19 +261,24 @@ func analyzeRules(internal *apiextensions.JSONSchemaProps, skip int, rules []cel
 		optional := cr.OptionalOldSelf
 		// results[m] is the rule in the new CRDs of a server of minor m: compiled in the environment of m-1,
 		// with optionalOldSelf dropped where its gate is off. Newest's is celcost's.
-		results := map[int]outcome{newest: {
+		results := map[int]outcome{own: {
 			ok: cr.Error == "" && !cr.ExceedsLimit, err: cr.Error, cost: cr.Cost,
 			msg: strings.HasPrefix(cr.Error, "messageExpression: "),
 		}}
 		if cr.ExceedsLimit && cr.Error == "" {
-			results[newest] = overLimit(cr.Cost)
+			results[own] = overLimit(cr.Cost)
 		}
 		if !exhaustive {
-			if _, ok := oldest[n]; !ok {
-				oldest[n] = n.compileAll(Oldest-1, keep(true, Oldest))
-			}
-			if j < len(oldest[n]) {
-				results[Oldest] = oldest[n][j]
+			for m, byNode := range ends {
+				if _, ok := results[m]; ok {
+					continue
+				}
+				if _, ok := byNode[n]; !ok {
+					byNode[n] = n.compileAll(m-1, keep(true, m))
+				}
+				if j < len(byNode[n]) {
+					results[m] = byNode[n][j]
+				}
 			}
 		}
 		at := func(m int) outcome {
@@ -236,6 +290,16 @@ func analyzeRules(internal *apiextensions.JSONSchemaProps, skip int, rules []cel
 			return o
 		}
 		r := &out[k]
+		if emulated != own {
+			// The engine answers as a real server of own, not of the minor it emulates.
+			if engine, real := results[own].ok, at(emulated).ok; engine != real {
+				d := difference{field: cr.Field, verb: "accepts", rule: k}
+				if !engine {
+					d.verb = "refuses"
+				}
+				diffs = append(diffs, d)
+			}
+		}
 		first := 0 // the oldest minor from which every server up to newest accepts the rule
 		if !exhaustive && at(Oldest).ok && at(newest).ok {
 			first = Oldest
@@ -280,7 +344,76 @@ func analyzeRules(internal *apiextensions.JSONSchemaProps, skip int, rules []cel
 			}
 		}
 	}
+	// Each difference is named by what the rule's reasons say it needs, once they are all known.
+	for i := range diffs {
+		diffs[i].feature = ruleFeature(&out[diffs[i].rule], emulated)
+	}
+	return out, diffs
+}
+
+// ruleFeature names what a rule uses that a real server of minor refuses: the feature of its reason above
+// minor, or the rule's field when no reason names one.
+func ruleFeature(r *Rule, minor int) string {
+	for _, re := range r.Reasons {
+		if re.Minor > minor && re.Effect == Refused && re.Feature != "" {
+			if re.Feature == "cost" {
+				return "the cost of " + r.Field
+			}
+			return re.Feature
+		}
+	}
+	return r.Field
+}
+
+// formatDifferences are the formats the engine validates (or ignores) otherwise than a real server of the
+// minor it emulates: it checks formats for its compatibility version (the same as CEL's).
+func formatDifferences(formats []Reason) []difference {
+	_, emulated, compat := engineMinors()
+	var out []difference
+	for _, r := range formats {
+		engine, real := r.Minor <= compat+1, r.Minor <= emulated
+		if engine == real {
+			continue
+		}
+		d := difference{field: r.Field, feature: r.Feature, verb: "validates"}
+		if !engine {
+			d.verb = "ignores"
+		}
+		out = append(out, d)
+	}
 	return out
+}
+
+// emulation says, in one sentence, what the engine answers otherwise than a real server of the minor it
+// emulates, and why; nil when nothing differs.
+func emulation(diffs []difference) *Emulation {
+	if len(diffs) == 0 {
+		return nil
+	}
+	binary, emulated, compat := engineMinors()
+	e := &Emulation{Minor: emulated, Compatibility: compat}
+	var verbs []string
+	byVerb := map[string][]string{}
+	for _, d := range diffs {
+		e.Fields = append(e.Fields, d.field)
+		if !slices.Contains(byVerb[d.verb], d.feature) {
+			if len(byVerb[d.verb]) == 0 {
+				verbs = append(verbs, d.verb)
+			}
+			byVerb[d.verb] = append(byVerb[d.verb], d.feature)
+		}
+	}
+	var what []string
+	for _, v := range verbs {
+		what = append(what, v+" "+strings.Join(byVerb[v], ", "))
+	}
+	floor := ""
+	if compat > emulated-1 {
+		floor = fmt.Sprintf(", the lowest a 1.%d binary allows", binary)
+	}
+	e.Message = fmt.Sprintf("Kubernetes 1.%d emulating 1.%d %s, unlike a real 1.%d server: emulating, kube-apiserver compiles new CEL rules and checks formats for compatibility version 1.%d%s, where a real 1.%d uses 1.%d.",
+		binary, emulated, strings.Join(what, " and "), emulated, compat, floor, emulated, emulated-1)
+	return e
 }
 
 // refusal is the reason a rule needs minor: the server of minor-1 refused it with older.
