@@ -9,8 +9,8 @@ import (
 // FuzzEvaluate feeds arbitrary object and old-object texts to a session with the CronTab CRD installed:
 // Evaluate must never fail, panic or hang on them, every diagnostic must lie inside its text, and every
 // object document must have a result.
-func FuzzEvaluate(f *testing.F) {
-	crd := `apiVersion: apiextensions.k8s.io/v1
+// fuzzCRD is the CRD the fuzz targets evaluate objects and expressions against.
+const fuzzCRD = `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
   name: crontabs.stable.example.com
@@ -39,6 +39,9 @@ spec:
             properties:
               replicas: {type: integer}
 `
+
+func FuzzEvaluate(f *testing.F) {
+	crd := fuzzCRD
 	f.Add(crontabObject, "", "create")
 	f.Add("apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata: {name: a, finalizers: [x/y]}\nspec: {replicas: 11, tags: [a, a], x: 1}\n", "", "delete")
 	f.Add("apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata: {name: a}\nspec: {replicas: 2}\nstatus: {replicas: 1}\n", "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata: {name: a}\nspec: {replicas: 20}\n", "status")
@@ -80,6 +83,40 @@ spec:
 				if mk.Input != nil && (mk.Input.Line < 1 || mk.Input.Line > lines[SourceObjects]) {
 					t.Fatalf("mark outside the text: %+v", mk)
 				}
+			}
+		}
+	})
+}
+
+// FuzzCEL tries the scratchpad with any expression, self and object: never an error or a panic, and every
+// compile error placed inside the expression.
+func FuzzCEL(f *testing.F) {
+	f.Add("self.spec.replicas <= 10", "", crontabObject)
+	f.Add("self.size() > 0 && oldSelf", "spec.tags[*]", "spec: {tags: [a, b]}")
+	f.Add("self.", "spec", "")
+	f.Add("quantity('1Gi').isGreaterThan(quantity(self.cronSpec))", "spec", "spec: {cronSpec: x}")
+	f.Add("[1,2].map(x, x * 2)", "nope[*]", "- 1")
+	f.Add("self.all(x, x.all(y, y.all(z, true)))\n  == \u00e9", "spec.tags[*]", "{spec: {tags: [\"\"]}}")
+	s := NewSession(Options{})
+	crd := fuzzCRD
+	if _, err := s.Evaluate(context.Background(), Input{CRDs: &crd}); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, expr, self, object string) {
+		if len(expr)+len(object) > 1<<14 {
+			return
+		}
+		res, err := s.CEL(context.Background(), CELInput{Expression: expr, Self: self, Object: object, OldObject: object})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Scratch == nil {
+			return
+		}
+		lines := strings.Split(expr, "\n")
+		for _, e := range res.Scratch.Errors {
+			if e.Line < 1 || e.Line > len(lines) || e.Column < 1 || e.Column > len([]rune(lines[e.Line-1]))+1 {
+				t.Fatalf("error outside the expression (%q): %+v", expr, e)
 			}
 		}
 	})

@@ -125,6 +125,7 @@ func main() {
 		"reset":      js.FuncOf(jsReset),
 		"setWebhook": js.FuncOf(jsSetWebhook),
 		"evaluate":   js.FuncOf(jsEvaluate),
+		"cel":        js.FuncOf(jsCEL),
 		"kubectl":    js.FuncOf(jsKubectl),
 	}))
 	// Keep the program (and so the functions above) alive; the Go runtime yields to the event loop here.
@@ -239,27 +240,39 @@ func jsSetWebhook(_ js.Value, args []js.Value) any {
 }
 
 // jsEvaluate is crdplay.evaluate(inputJSON): a playground.Input as JSON in, a Promise of the
-// playground.Result as JSON out. Strings both ways, because a Result is a deep tree (schemas, objects) that
-// js.ValueOf would copy node by node, while JSON.parse does it natively. A malformed input is rejected at
-// once; evaluations run one at a time on their own goroutine, like requests.
+// playground.Result as JSON out.
 func jsEvaluate(_ js.Value, args []js.Value) any {
+	return jsonCall("evaluate", args, session.Evaluate)
+}
+
+// jsCEL is crdplay.cel(inputJSON): the CEL scratchpad, a playground.CELInput as JSON in, a Promise of the
+// playground.CELResult as JSON out.
+func jsCEL(_ js.Value, args []js.Value) any {
+	return jsonCall("cel", args, session.CEL)
+}
+
+// jsonCall runs one of the session's methods for crdplay.<name>(inputJSON). Strings both ways, because a
+// Result is a deep tree (schemas, objects) that js.ValueOf would copy node by node, while JSON.parse does it
+// natively. A malformed input is rejected at once; calls run one at a time (the session's lock) on their own
+// goroutine, like requests.
+func jsonCall[In, Out any](name string, args []js.Value, run func(context.Context, In) (Out, error)) any {
 	if len(args) == 0 || args[0].Type() != js.TypeString {
 		var got js.Value
 		if len(args) > 0 {
 			got = args[0]
 		}
-		return rejected(&bridgeError{msg: "crdplay.evaluate: want a JSON string (JSON.stringify of the input), got " + typeName(got)})
+		return rejected(&bridgeError{msg: "crdplay." + name + ": want a JSON string (JSON.stringify of the input), got " + typeName(got)})
 	}
-	var in playground.Input
+	var in In
 	if err := json.Unmarshal([]byte(args[0].String()), &in); err != nil {
-		return rejected(&bridgeError{msg: "crdplay.evaluate: input: " + err.Error()})
+		return rejected(&bridgeError{msg: "crdplay." + name + ": input: " + err.Error()})
 	}
 	return makePromise(func() (any, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 		defer cancel()
-		res, err := session.Evaluate(ctx, in)
+		res, err := run(ctx, in)
 		if err != nil {
-			return nil, &bridgeError{msg: "crdplay.evaluate: " + err.Error()}
+			return nil, &bridgeError{msg: "crdplay." + name + ": " + err.Error()}
 		}
 		out, err := json.Marshal(res)
 		if err != nil {

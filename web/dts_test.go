@@ -14,11 +14,16 @@ import (
 	"crdplay/playground"
 )
 
-// tsNames maps each Go struct type that crdplay.evaluate's input and result hold (by its package name and type
+// tsNames maps each Go struct type that crdplay.evaluate's and crdplay.cel's inputs and results hold (by its package name and type
 // name, as reflect prints it) to its interface in static/crdplay.d.ts. A struct type the walk meets that is not
 // here fails the test: it needs an interface of its own, so that the page never types it inline.
 var tsNames = map[string]string{
 	"playground.Input":           "CrdplayEvaluateInput",
+	"playground.CELInput":        "CrdplayCELInput",
+	"playground.CELResult":       "CrdplayCELResult",
+	"celcost.ScratchResult":      "CrdplayScratchResult",
+	"celcost.ScratchIssue":       "CrdplayScratchIssue",
+	"celcost.ScratchValue":       "CrdplayScratchValue",
 	"playground.Migration":       "CrdplayMigration",
 	"playground.Result":          "CrdplayEvaluateResult",
 	"playground.CRDResult":       "CrdplayCRDResult",
@@ -72,7 +77,8 @@ func TestDeclarationsMatchGo(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen := map[string]bool{}
-	queue := []reflect.Type{reflect.TypeFor[playground.Input](), reflect.TypeFor[playground.Result]()}
+	queue := []reflect.Type{reflect.TypeFor[playground.Input](), reflect.TypeFor[playground.Result](),
+		reflect.TypeFor[playground.CELInput](), reflect.TypeFor[playground.CELResult]()}
 	for len(queue) > 0 {
 		goType := queue[0]
 		queue = queue[1:]

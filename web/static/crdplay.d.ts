@@ -877,10 +877,90 @@ export interface CrdplayKubectlResult {
   requests: CrdplayKubectlExchange[];
 }
 
-/** The engine's global in the worker also has evaluate and kubectl (the page: client.call('evaluate' | 'kubectl', ...)). */
+// ---------------------------------------------------------------------------------------------------------
+// crdplay.cel: the CEL scratchpad (Go: playground.Session.CEL, bridged in wasm/main_js.go). An expression
+// compiled as an x-kubernetes-validations rule at a node of an installed CRD's schema would be (upstream's
+// cel.Compile, the environment, compatibility version and cost limits of the CRD's own rules), and evaluated
+// on an object with self and oldSelf bound as upstream's validator binds them. The page reaches it as
+// crdplay.call('cel', JSON.stringify(input)). It uses the CRDs the last evaluation installed.
+
+export interface CrdplayCELInput {
+  /** The expression, as a rule's text. */
+  expression: string;
+  /** metadata.name of the CRD; absent: the first CRD the CRD editor installed. */
+  crd?: string;
+  /** The version whose schema the rule sits in; absent: the storage version. */
+  version?: string;
+  /** The node the rule sits on: "" (absent) for the root, "spec.tags[*]" for a list's items or a map's values. */
+  self?: string;
+  /** The rule's optionalOldSelf: oldSelf is then an optional. */
+  optionalOldSelf?: boolean;
+  /** The object (one YAML or JSON document); absent compiles only. */
+  object?: string;
+  /** The stored object of an update, for oldSelf. */
+  oldObject?: string;
+}
+
+export interface CrdplayCELResult {
+  crd?: string;
+  version?: string;
+  /** The nodes the version's own rules sit on, the root ("") first: choices for self. */
+  selves: string[];
+  /** The CEL environment's compatibility version ("1.36"): new rules compile for it. */
+  compatibility?: string;
+  /** Why nothing was evaluated: no CRD installed, no schema, a self the schema has not. */
+  error?: string;
+  /** Why the object or old object could not be read (the expression is still compiled). */
+  objectError?: string;
+  /** The compilation and the values; absent with error. */
+  scratch?: CrdplayScratchResult;
+}
+
+export interface CrdplayScratchResult {
+  /** The expression's CEL type ("bool", "list(string)", "object"); absent when it does not compile. */
+  type?: string;
+  /** Compile errors, each at its 1-based line and column in the expression. */
+  errors?: CrdplayScratchIssue[];
+  /** The API's refusal of the expression as a rule ("compilation failed: ...", "cel expression must evaluate to a bool"). */
+  asRule?: string;
+  /** A transition rule: not evaluated without an old value unless optionalOldSelf. */
+  usesOldSelf: boolean;
+  /** Estimated cost of one evaluation, times its cardinality: what CRD validation holds to celLimits.perExpression. */
+  maxCost: number;
+  cardinality: number;
+  cardinalityBounded: boolean;
+  cost: number;
+  exceedsLimit: boolean;
+  /** One per node of the object that self names. */
+  values: CrdplayScratchValue[];
+  /** The evaluations' actual cost, of the object's runtime budget. */
+  runtimeCost: number;
+}
+
+export interface CrdplayScratchIssue {
+  message: string;
+  line: number;
+  column: number;
+}
+
+export interface CrdplayScratchValue {
+  /** The node's path in the object ("spec.tags[0]"; "" for the root). */
+  path: string;
+  /** The value as JSON; absent with error or skipped (and for null). */
+  value?: unknown;
+  /** The evaluation's error (no such key, the per-call cost limit). */
+  error?: string;
+  /** Why the API would not evaluate a rule here. */
+  skipped?: string;
+  cost: number;
+}
+
+/** The engine's global in the worker also has evaluate, cel and kubectl (the page: client.call('evaluate' | 'cel' | 'kubectl', ...)). */
 export interface CrdplayEngine extends Crdplay {
   /** JSON.stringify(CrdplayEvaluateInput) in; JSON of a CrdplayEvaluateResult out. */
   evaluate(inputJSON: string): Promise<string>;
+  /** JSON.stringify(CrdplayCELInput) in; JSON of a CrdplayCELResult out. */
+  cel(inputJSON: string): Promise<string>;
   /**
    * Runs a kubectl command line. Rejects with a CrdplayError only for a malformed input (not an object, args
    * neither a string nor an array of strings...); kubectl's own errors are in stderr and exitCode.

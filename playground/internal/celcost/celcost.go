@@ -119,6 +119,9 @@ type Schema struct {
 	invalid    string
 	runtime    *Runtime
 	built      bool
+	// scratch is the served schema of a version without rules, built for Scratch on first use.
+	scratch    *structuralschema.Structural
+	scratchErr error
 }
 
 // Prepare converts every version's schema of crd once, for Report, k8sversions.Analyze and NewRuntime.
@@ -322,7 +325,11 @@ type Compiled struct {
 // CompileAt compiles the rules of schema, the node of ctx whose CEL type is declType, as CRD validation
 // compiles new rules: cel.Compile with the per-call limit, in envSet's new-expressions environment.
 func CompileAt(ctx *apivalidation.CELSchemaContext, schema *structuralschema.Structural, declType *apiservercel.DeclType, envSet *environment.EnvSet) ([]Compiled, error) {
-	results, err := cel.Compile(schema, declType, celconfig.PerCallLimit, envSet, cel.NewExpressionsEnvLoader())
+	return compileAt(ctx, schema, declType, envSet, cel.NewExpressionsEnvLoader())
+}
+
+func compileAt(ctx *apivalidation.CELSchemaContext, schema *structuralschema.Structural, declType *apiservercel.DeclType, envSet *environment.EnvSet, loader cel.EnvLoader) ([]Compiled, error) {
+	results, err := cel.Compile(schema, declType, celconfig.PerCallLimit, envSet, loader)
 	if err != nil {
 		return nil, err
 	}

@@ -33,7 +33,7 @@ export interface Example {
 }
 
 /** The bridge functions a frame may ask the shared engine whether it has (client.has). */
-export const METHODS = ['evaluate', 'kubectl'];
+export const METHODS = ['evaluate', 'cel', 'kubectl'];
 
 /**
  * Whether a window message comes from this frame's parent at the origin its URL names: "null" (a file: page
