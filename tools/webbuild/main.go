@@ -173,6 +173,13 @@ func (b *builder) build() error {
 			return err
 		}
 	}
+	help, err := b.renderHelp()
+	if err != nil {
+		return err
+	}
+	if err := b.file("help.html", help); err != nil {
+		return err
+	}
 	engine, err := b.engineFrame()
 	if err != nil {
 		return err
@@ -283,6 +290,16 @@ func (b *builder) render(file string, embed bool) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := web.Playground(p).Render(context.Background(), &buf); err != nil {
 		return nil, fmt.Errorf("rendering %s: %w", file, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// renderHelp renders the help page (help.html, beside index.html).
+func (b *builder) renderHelp() ([]byte, error) {
+	var buf bytes.Buffer
+	p := web.Page{Version: buildVersion(b.root), Assets: web.Assets{Style: b.manifest["main.css"], Home: "./"}}
+	if err := web.Help(p).Render(context.Background(), &buf); err != nil {
+		return nil, fmt.Errorf("rendering help.html: %w", err)
 	}
 	return buf.Bytes(), nil
 }

@@ -19,6 +19,7 @@ import { renderUpgrade, showUpgradeEditors } from './upgrade';
 import { DEFAULT_WEBHOOK, Webhook } from './webhook';
 import { DEFAULT_EMULATED, DEFAULT_RANGE, engineName, fallbackNotice, minorName, parseTarget, targetDiagnostics, targetLabel, targetStatus, targetTitle, unknownTargetNotice } from './versions';
 import { Engines } from './engines';
+import { Scratchpad } from './scratch';
 import { checkCommand, clearWork, downloads, joinDocuments, loadWork, saveWork, splitDocuments, type Work } from './work';
 
 interface Assets {
@@ -76,7 +77,7 @@ const app = {
   timings: { start: 0, call: 0, engine: 0, diagnostics: 0, pane: 0, shown: 0 },
 };
 declare global {
-  interface Window { crdplayPlayground: typeof app & { run(): Promise<void>; permalink(): Promise<string> } }
+  interface Window { crdplayPlayground: typeof app & { run(): Promise<void>; permalink(): Promise<string>; scratch: Scratchpad } }
 }
 
 // 1. Editors, at once: the tab's kept work (work.ts: the editors as they were before a reload), else the
@@ -140,6 +141,19 @@ document.body.dataset.editors = 'ready';
 // 2. Tabs, mode, panes.
 const webhook = new Webhook(app.webhookCode);
 const webhookBox = buildWebhookBox();
+// The CEL pane: the scratchpad (scratch.ts), kept across evaluations (its text, its focus), above the report
+// that each evaluation replaces.
+const scratch = new Scratchpad({
+  call: () => app.client?.has('cel') ? (input) => app.client.call('cel', input) as Promise<string> : null,
+  objects: () => app.editors.text('objects'),
+  old: () => app.editors.text('old'),
+  mode: () => app.mode,
+  shown: () => app.tab === 'cel',
+});
+const celReport = h('div', { class: 'cel-report' });
+$('pane-cel')?.replaceChildren(scratch.el, celReport);
+/** Where a pane's results go: the CEL pane's below its scratchpad. */
+const paneBody = (t: Tab): HTMLElement | null => t === 'cel' ? celReport : $(`pane-${t}`);
 function setTab(tab: string): void {
   // A tab the embed's panes hide is never shown (a link's tab, the default Result): its pane would be blank.
   const shown = (t: string) => (TABS as readonly string[]).includes(t) && !$(`tab-${t}`)?.classList.contains('gone');
@@ -197,7 +211,10 @@ function renderPane(tab: Tab): void {
           { migrate: () => void migrate() });
       } else renderResult($('pane-result')!, ev, app.target, app.editors.text('crd'));
       break;
-    case 'cel': renderCEL($('pane-cel')!, kinds(), ev, app.target); break;
+    case 'cel':
+      renderCEL(celReport, kinds(), ev, app.target, (rule, self, crd, version) => scratch.try(rule, self, crd, version));
+      scratch.shown();
+      break;
     case 'table': {
       const table = (): void => renderTable($('pane-table')!, ev, app.wide, (w) => { app.wide = w; table(); });
       table();
@@ -293,7 +310,7 @@ function showPending(what = `Evaluating ${subject}…`): void {
   const state = $('status')?.dataset.state;
   if (state === 'failed') return;
   for (const t of ['result', 'cel', 'table', 'versions'] as Tab[]) {
-    $(`pane-${t}`)?.replaceChildren(t === 'result' && state === 'loading' ? loadingLine
+    paneBody(t)?.replaceChildren(t === 'result' && state === 'loading' ? loadingLine
       : h('p', { class: 'placeholder muted' }, state === 'loading' ? 'Loading the engine…' : what));
   }
 }
@@ -758,7 +775,7 @@ app.client.ready.then(({ version }) => {
   $('engine')!.dataset.state = 'failed';
   $('status')!.textContent = message;
   noResult(`${message}. Nothing can be evaluated; hover and completion still work from the CRD text.`);
-  for (const t of ['cel', 'table', 'versions']) $(`pane-${t}`)?.replaceChildren();
+  for (const t of ['cel', 'table', 'versions'] as Tab[]) paneBody(t)?.replaceChildren();
   setBusy(false);
 });
 selectEngine();
@@ -954,6 +971,7 @@ function show(res: CrdplayEvaluateResult, start = 0, call = 0, log = res.exchang
     setTarget(app.target);
   }
   showDiagnostics(res);
+  if (app.mode !== 'upgrade') scratch.update(res);
   const t1 = performance.now();
   // The visible pane alone; the others when shown (setTab).
   for (const t of TABS) stale.add(t);
@@ -1086,4 +1104,4 @@ $('embed-copy')?.addEventListener('click', () => {
 });
 $('run')?.addEventListener('click', () => void run());
 
-window.crdplayPlayground = Object.assign(app, { run, permalink });
+window.crdplayPlayground = Object.assign(app, { run, permalink, scratch });

@@ -275,10 +275,18 @@ function objectResult(o: CrdplayObjectResult, res: CrdplayEvaluateResult): HTMLE
   return sec;
 }
 
+/** A rule's button that puts it in the scratchpad. */
+function tryButton(onClick: () => void): HTMLElement {
+  const b = h('button', { type: 'button', class: 'try', title: 'Try this rule in the scratchpad above, on an object' }, 'try');
+  b.addEventListener('click', onClick);
+  return b;
+}
+
 /** The CEL pane: the engine's cost estimate of every rule of every CRD version, and the runtime cost of each
  * object; the rules of the CRD text's schemas when the engine found no version. */
-/** Renders the CEL pane; target is the Kubernetes minor the page checks for (versions.ts). */
-export function renderCEL(pane: HTMLElement, kinds: KindSchema[], res: CrdplayEvaluateResult, target: number): void {
+/** Renders the CEL pane; target is the Kubernetes minor the page checks for (versions.ts); onTry puts a rule in
+ * the scratchpad (scratch.ts). */
+export function renderCEL(pane: HTMLElement, kinds: KindSchema[], res: CrdplayEvaluateResult, target: number, onTry?: (rule: string, self: string, crd: string, version: string) => void): void {
   const out: Node[] = [];
   const versions = res.crds.flatMap((c) => {
     const compat = rulesByField(c);
@@ -301,7 +309,8 @@ export function renderCEL(pane: HTMLElement, kinds: KindSchema[], res: CrdplayEv
         ...(c.cost.rules ?? []).flatMap((r) => [h('tr', { class: r.exceedsLimit || r.error ? 'over' : '' },
           // data-label: a narrow pane shows each row as a block of labelled lines (panes.css).
           h('td', { 'data-label': 'field' }, r.span ? gotoLink('crds', r.span, h('code', {}, r.self || r.field)) : h('code', {}, r.self || r.field)),
-          h('td', { 'data-label': 'rule' }, h('code', {}, r.rule), r.transition ? h('span', { class: 'muted' }, r.optionalOldSelf ? ' (transition rule, optionalOldSelf)' : ' (transition rule: updates only)') : null),
+          h('td', { 'data-label': 'rule' }, h('code', {}, r.rule),
+            onTry ? tryButton(() => onTry(r.rule, r.self, c.crd, c.version)) : null, r.transition ? h('span', { class: 'muted' }, r.optionalOldSelf ? ' (transition rule, optionalOldSelf)' : ' (transition rule: updates only)') : null),
           h('td', { 'data-label': 'estimated cost' }, `${r.maxCost.toLocaleString()} × ${r.cardinality.toLocaleString()}${r.cardinalityBounded ? '' : ' (no maxItems/maxProperties: estimated)'} = ${r.cost.toLocaleString()}`),
           h('td', { class: r.error ? 'error' : '', 'data-label': `of ${lim.perExpression.toLocaleString()}` }, r.error ? 'error' : r.exceedsLimit ? 'exceeds the limit' : `${((r.cost / lim.perExpression) * 100).toPrecision(2)}%`),
           kubernetesCell(c.compat.get(r.field), r, target, res.kubernetes, lim.perExpression)),

@@ -188,3 +188,20 @@ test('bad texts are diagnostics; malformed calls reject; the bridge goes on', as
   assert.deepEqual(JSON.parse(r.body).items, []);
   assert.equal(exited(), false);
 });
+
+test('cel: the scratchpad on the CRDs the last evaluation installed; a malformed input rejects', async () => {
+  const celCRD = readFileSync(path.join(root, 'testdata/oracle/cel-basic/crd.yaml'), 'utf8');
+  await evaluate({ crds: celCRD, objects: '' });
+  const cel = async (input) => JSON.parse(await crdplay.cel(JSON.stringify(input)));
+  const object = 'apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata: {name: a}\nspec: {minReplicas: 0, replicas: 20, maxReplicas: 10}\n';
+  const res = await cel({ expression: 'self.replicas <= self.maxReplicas', self: 'spec', object });
+  assert.equal(res.crd, 'crontabs.stable.example.com');
+  assert.deepEqual(res.selves, ['', 'spec']);
+  assert.equal(res.scratch.type, 'bool');
+  assert.deepEqual(res.scratch.values.map((v) => [v.path, v.value]), [['spec', false]]);
+  assert.ok(res.scratch.runtimeCost > 0 && res.scratch.maxCost > 0);
+  const bad = await cel({ expression: 'self.nope', object });
+  assert.deepEqual(bad.scratch.errors.map((e) => [e.line, e.column]), [[1, 5]]);
+  await assert.rejects(crdplay.cel('{'), (e) => /^crdplay\.cel: input: /.test(e.error));
+  await assert.rejects(crdplay.cel({}), (e) => /^crdplay\.cel: want a JSON string/.test(e.error));
+});
