@@ -19,8 +19,10 @@ type Assets struct {
 	// Wasm is the engine (wasm/), and WasmExec the wasm_exec.js of the Go that built it.
 	Wasm     string `json:"wasm"`
 	WasmExec string `json:"wasmExec"`
-	// Examples is the gallery as JSON.
-	Examples string `json:"examples"`
+	// Examples is the gallery as JSON, behind the full page's Example menu. The embed page has none: it shows
+	// one example, and a docs page's frames would each download the gallery (hundreds of kB on the wire,
+	// megabytes decoded) for nothing.
+	Examples string `json:"examples,omitempty"`
 	// Home is the URL of the full playground (index.html), for the embed's "open in crdplay" link.
 	Home string `json:"home"`
 }

@@ -281,9 +281,11 @@ func (b *builder) render(file string, embed bool) ([]byte, error) {
 		Worker:   up + b.manifest["worker.js"],
 		Wasm:     up + b.manifest["crdplay.wasm"],
 		WasmExec: up + b.manifest["wasm_exec.js"],
-		Examples: up + b.manifest["examples.json"],
 		Home:     up,
 	}}
+	if !embed {
+		p.Assets.Examples = up + b.manifest["examples.json"]
+	}
 	if p.Assets.Home == "" {
 		p.Assets.Home = "./"
 	}

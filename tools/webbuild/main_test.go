@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -138,5 +139,48 @@ func TestScaleDoc(t *testing.T) {
 	want := "apiVersion: autoscaling/v1\nkind: Scale\nmetadata:\n  name: a\n  namespace: ns\nspec:\n  replicas: 3\n"
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestPageAssets: each page names the assets it loads, relative to itself; only the full page names the
+// gallery (its Example menu), so that an embed frame, which shows one example, never downloads it.
+func TestPageAssets(t *testing.T) {
+	b := &builder{root: t.TempDir(), manifest: map[string]string{
+		"boot.js": "assets/boot.0.js", "main.js": "assets/main.1.js", "main.css": "assets/main.2.css",
+		"worker.js": "assets/worker.3.js", "crdplay.wasm": "assets/crdplay.4.wasm", "wasm_exec.js": "assets/wasm_exec.5.js",
+		"examples.json": "assets/examples.6.json",
+	}}
+	for _, tc := range []struct {
+		file     string
+		embed    bool
+		script   string
+		examples string
+	}{
+		{"index.html", false, "assets/main.1.js", "assets/examples.6.json"},
+		{"embed/index.html", true, "../assets/main.1.js", ""},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			html, err := b.render(tc.file, tc.embed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := regexp.MustCompile(`(?s)<script id="crdplay-assets" type="application/json">(.*?)</script>`).FindSubmatch(html)
+			if m == nil {
+				t.Fatalf("no crdplay-assets script in %s", html)
+			}
+			var assets map[string]string
+			if err := json.Unmarshal(m[1], &assets); err != nil {
+				t.Fatal(err)
+			}
+			if assets["script"] != tc.script {
+				t.Errorf("script = %q, want %q", assets["script"], tc.script)
+			}
+			if got, ok := assets["examples"]; got != tc.examples || ok != (tc.examples != "") {
+				t.Errorf("examples = %q (present %v), want %q", got, ok, tc.examples)
+			}
+			if got, want := bytes.Contains(html, []byte("examples.6.json")), tc.examples != ""; got != want {
+				t.Errorf("the page's HTML names the gallery: %v, want %v", got, want)
+			}
+		})
 	}
 }

@@ -23,7 +23,9 @@ import { Scratchpad } from './scratch';
 import { checkCommand, clearWork, downloads, joinDocuments, loadWork, saveWork, splitDocuments, type Work } from './work';
 
 interface Assets {
-  script: string; style: string; worker: string; wasm: string; wasmExec: string; examples: string; home: string;
+  script: string; style: string; worker: string; wasm: string; wasmExec: string; home: string;
+  /** The gallery; the embed page has none (it has no menu to show it in). */
+  examples?: string;
 }
 
 const TABS = ['result', 'cel', 'table', 'versions', 'explain', 'cli', 'http'] as const;
@@ -495,24 +497,23 @@ function notice(text: string, kind: 'info' | 'error'): void {
 const examplesSelect = $<HTMLSelectElement>('examples');
 // The gallery is megabytes of YAML (real CRDs) but a few hundred kB on the wire: the page's menu is filled at
 // once, at a low fetch priority (examples.ts) beside the engine's download, so that it can be used while the
-// engine loads. The embed has no menu: it fetches the gallery once the engine is in.
-let examplesLoading: Promise<void> | null = null;
-function loadGallery(): Promise<void> {
-  examplesLoading ??= loadExamples(assets.examples).then((list) => {
+// engine loads. The embed has no menu, and shows only its own example: it never fetches the gallery (each
+// frame of a docs page would download it, and hold its 10 MB decoded).
+function loadGallery(select: HTMLSelectElement, url: string): void {
+  void loadExamples(url).then((list) => {
     app.examples = list;
-    if (!examplesSelect) return;
     const groups = new Map<string, HTMLElement>();
     for (const ex of list) {
       const cat = ex.category ?? 'Examples';
       if (!groups.has(cat)) groups.set(cat, h('optgroup', { label: cat }));
       groups.get(cat)!.append(h('option', { value: ex.id, title: describe(ex).map((p) => (typeof p === 'string' ? p : p.title)).join('') }, ex.title));
     }
-    examplesSelect.append(...groups.values());
+    select.append(...groups.values());
     document.body.dataset.examples = String(list.length);
+    showExample();
   });
-  return examplesLoading;
 }
-if (examplesSelect) void loadGallery().then(showExample);
+if (examplesSelect && assets.examples) loadGallery(examplesSelect, assets.examples);
 /** An example's description, its "(see SOURCE)" a link to where the example comes from (the gallery's source);
  * left out when the gallery does not say. */
 function describe(ex: Example): (string | HTMLElement)[] {
@@ -768,7 +769,7 @@ app.client.ready.then(({ version }) => {
   performance.mark('crdplay:engine-ready');
   webhook.onCall = (line) => { const l = webhookBox.querySelector('.webhook-log'); if (l) l.textContent += line + '\n'; };
   app.client.setWebhook(webhook.fn);
-  void restored.then(() => run()).then(() => loadCRDSchema()).then(() => loadGallery());
+  void restored.then(() => run()).then(() => loadCRDSchema());
 }, (err) => {
   const message = `The engine could not start: ${err?.error ?? err?.message ?? String(err)}`;
   $('status')!.dataset.state = 'failed';
