@@ -105,6 +105,9 @@ func newAuth(o AuthOptions) (*auth, error) {
 		}
 	}
 
+	if authn == nil {
+		return nil, errors.New("--anonymous-auth=false without an authenticator (--token-auth-file, --client-ca-file): every request would be refused")
+	}
 	mode := o.AuthorizationMode
 	if mode == "" {
 		mode = AuthorizationAlwaysAllow
@@ -118,9 +121,10 @@ func newAuth(o AuthOptions) (*auth, error) {
 	var modeAuthorizer authorizer.Authorizer
 	switch mode {
 	case AuthorizationAlwaysAllow:
-		if authn == nil {
-			// Nobody can be authenticated and everyone is allowed: nothing to check, nothing to spend.
-			return &auth{wrap: func(h http.Handler) http.Handler { return h }}, nil
+		if len(authenticators) == 0 {
+			// Everyone is anonymous and allowed everything: nothing to check, nothing to spend.
+			a.wrap = func(h http.Handler) http.Handler { return h }
+			return a, nil
 		}
 		modeAuthorizer = authorizerfactory.NewAlwaysAllowAuthorizer()
 	case AuthorizationAuthenticatedWrite:
@@ -137,9 +141,6 @@ func newAuth(o AuthOptions) (*auth, error) {
 	default:
 		return nil, fmt.Errorf("unknown authorization mode %q (supported: %s, %s, %s)", mode,
 			AuthorizationAlwaysAllow, AuthorizationAuthenticatedWrite, AuthorizationABAC)
-	}
-	if authn == nil {
-		return nil, errors.New("no authenticator and no anonymous requests: every request would be refused")
 	}
 	// As kube-apiserver: system:masters may do everything whatever the mode says; the mode's authorizer is
 	// named as kube-apiserver names the one a mode flag configures (its reason is prefixed with the name).
