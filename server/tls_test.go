@@ -180,8 +180,8 @@ func TestTLSClientCertificates(t *testing.T) {
 }
 
 // TestKubectlTLS: upstream kubectl, given a kubeconfig with the server's CA and a token or a client
-// certificate, works against the TLS server; without credentials it reports what it reports for
-// kube-apiserver's 401.
+// certificate, works against the TLS server; with a token the server does not know, it reports what it
+// reports for kube-apiserver's 401.
 func TestKubectlTLS(t *testing.T) {
 	needSockets(t)
 	if testing.Short() {
@@ -214,7 +214,8 @@ users:
     client-certificate-data: %s
     client-key-data: %s
 - name: nobody
-  user: {}
+  user:
+    token: no-such-token
 contexts:
 - {name: token, context: {cluster: crdplay, user: token}}
 - {name: cert, context: {cluster: crdplay, user: cert}}
