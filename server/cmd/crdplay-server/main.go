@@ -3,6 +3,8 @@
 //
 //	crdplay-server [--addr 127.0.0.1:8080] [--storage memory] [--site build/web] [--log-requests] [--log-format text|json]
 //	crdplay-server --emulated-version 1.35 ...
+//	crdplay-server --tls-cert-file F --tls-private-key-file F [--token-auth-file F] [--client-ca-file F] [--anonymous-auth]
+//	               [--authorization-mode AlwaysAllow|AuthenticatedWrite|ABAC [--authorization-policy-file F]] [--webhook-destinations off|loopback|CIDR,...|any] ...
 //	crdplay-server --storage etcd --etcd-endpoints URL,... [--etcd-cafile F] [--etcd-certfile F --etcd-keyfile F] ...
 //	crdplay-server --storage etcd --etcd-embedded --data-dir DIR [--etcd-unsafe-no-fsync] ...
 //
@@ -27,6 +29,14 @@
 // --emulated-version answers as kube-apiserver's flag of that name does: as the Kubernetes minor it names (1.34
 // to 1.37; by default the newest), in /version, the CEL environment of new rules and the versioned feature
 // gates. Upstream keeps that state process-wide, so a server serves one version; run one per version.
+//
+// On a network it is run as kube-apiserver is, with its flags: --tls-cert-file and --tls-private-key-file serve
+// HTTPS (the files are watched and a renewed certificate is served without a restart); --token-auth-file and
+// --client-ca-file authenticate, after which requests without credentials get 401 unless --anonymous-auth=true;
+// --authorization-mode is AlwaysAllow, AuthenticatedWrite (authenticated users write, anonymous ones read) or
+// ABAC with --authorization-policy-file. The page's files, its short links (unless --authenticate-links) and the
+// health endpoints stay public. --webhook-destinations restricts where conversion webhooks may be called (off,
+// loopback, CIDRs, any), checked on each address dialled.
 //
 // It stops gracefully on SIGINT or SIGTERM (/readyz fails from then on); a second signal stops it at once.
 package main
