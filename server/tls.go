@@ -41,6 +41,3 @@ func (h *Handler) TLSConfig(ctx context.Context, certFile, keyFile string) (*tls
 	go controller.Run(1, ctx.Done())
 	return &tls.Config{GetConfigForClient: controller.GetConfigForClient, MinVersion: tls.VersionTLS12, NextProtos: base.NextProtos}, nil
 }
-
-// HasClientCA reports whether h authenticates client certificates, which only TLS serving can receive.
-func (h *Handler) HasClientCA() bool { return h.clientCA != nil }
