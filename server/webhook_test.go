@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/pem"
 	"io"
 	"net"
@@ -129,5 +130,48 @@ func TestWebhookDestinations(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s to %s: %v, want %s", tt.spec, tt.url, err, tt.want)
 		}
+	}
+}
+
+// TestWebhookDestinationsThroughAPI: a client who names a refused destination in a CRD's conversion webhook
+// gets a conversion error that says why, and the server never connects there.
+func TestWebhookDestinationsThroughAPI(t *testing.T) {
+	called := false
+	ts := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { called = true }))
+	defer ts.Close()
+	ca := base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ts.Certificate().Raw}))
+	d, err := ParseWebhookDestinations("10.0.0.0/8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := NewHandler(Options{WebhookDestinations: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"widgets.example.com"},"spec":{"group":"example.com","names":{"plural":"widgets","singular":"widget","kind":"Widget"},"scope":"Namespaced",
+"conversion":{"strategy":"Webhook","webhook":{"conversionReviewVersions":["v1"],"clientConfig":{"url":"` + ts.URL + `/convert","caBundle":"` + ca + `"}}},
+"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}},{"name":"v2","served":true,"storage":false,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}`
+	do := func(method, path, body string) (int, string) {
+		req := httptest.NewRequest(method, path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		return w.Code, w.Body.String()
+	}
+	if code, body := do("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd); code != 201 {
+		t.Fatalf("CRD: %d %s", code, body)
+	}
+	if code, body := do("POST", "/apis/example.com/v1/namespaces/default/widgets", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"}}`); code != 201 {
+		t.Fatalf("widget: %d %s", code, body)
+	}
+	code, body := do("GET", "/apis/example.com/v2/namespaces/default/widgets/w", "")
+	_, port, _ := net.SplitHostPort(ts.Listener.Addr().String())
+	want := `dial tcp 127.0.0.1:` + port + `: address 127.0.0.1 is not an allowed conversion webhook destination (--webhook-destinations=10.0.0.0/8)`
+	if code != 500 || !strings.Contains(body, want) {
+		t.Errorf("GET at v2: %d %s\nwant 500 containing %s", code, body, want)
+	}
+	if called {
+		t.Error("the refused webhook was called")
 	}
 }
