@@ -214,3 +214,33 @@ func BenchmarkAuthentication(b *testing.B) {
 		})
 	}
 }
+
+// TestAuthenticationLeavesSitePublic: the page's files are served without a token while the API beside them
+// needs one; the page's engine runs in the browser and never calls the server's API.
+func TestAuthenticationLeavesSitePublic(t *testing.T) {
+	dir := t.TempDir()
+	tokens := writeFiles(t, dir, "tokens.csv", testTokens)[0]
+	site := t.TempDir()
+	writeFiles(t, site, "index.html", "<!doctype html><title>crdplay</title>", "app.js", "console.log(1)")
+	base, _ := serveHandler(t, server.Options{Site: site, Auth: server.AuthOptions{TokenAuthFile: tokens}})
+	for _, tc := range []struct {
+		path string
+		code int
+	}{
+		{"/", 200},
+		{"/app.js", 200},
+		{"/readyz", 200},
+		{"/apis", 401},
+		{"/version", 401},
+		{"/openapi/v2", 401},
+	} {
+		resp, err := http.Get(base + tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.code {
+			t.Errorf("GET %s: %d, want %d", tc.path, resp.StatusCode, tc.code)
+		}
+	}
+}

@@ -127,7 +127,7 @@ func TestTLSReload(t *testing.T) {
 
 // TestTLSClientCertificates: with --client-ca-file, a client certificate signed by that CA authenticates its
 // CN as the user and its O as groups; one signed by another CA does not; a client without one can still use a
-// token. Anonymous requests get upstream's 401.
+// token. Anonymous requests get upstream's 401. The CA file is read again when it changes.
 func TestTLSClientCertificates(t *testing.T) {
 	needSockets(t)
 	servingCA, clientCA, otherCA := newTestPKI(t, "serving CA"), newTestPKI(t, "client CA"), newTestPKI(t, "other CA")
@@ -166,6 +166,25 @@ func TestTLSClientCertificates(t *testing.T) {
 			t.Errorf("%s:\n got %s\nwant %s", tt.name, body, tt.want)
 		}
 	}
+	// A renewed client CA is read again: certificates it signs authenticate, those of the old one no longer do.
+	newCA := newTestPKI(t, "client CA 2")
+	writeFiles(t, dir, "client-ca.crt", string(newCA.pem))
+	carolCert, carolKey, _ := newCA.issue(t, "carol", []string{"system:masters"}, false)
+	code := 0
+	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		// Give up (not a timing assertion) long after the file watch would have fired.
+		resp, _ := send(t, tlsClient(t, servingCA.pem, carolCert, carolKey), "GET", base+crdsPath, "")
+		if code = resp.StatusCode; code == 200 {
+			break
+		}
+	}
+	if code != 200 {
+		t.Fatalf("a certificate of the renewed client CA: %d", code)
+	}
+	if resp, body := send(t, tlsClient(t, servingCA.pem, bobCert, bobKey), "GET", base+crdsPath, ""); resp.StatusCode != 401 {
+		t.Errorf("a certificate of the replaced client CA: %d %s", resp.StatusCode, body)
+	}
+
 	// A token works over the same TLS port without a certificate.
 	req, _ := http.NewRequest("GET", base+crdsPath, nil)
 	req.Header.Set("Authorization", "Bearer bob-token")
