@@ -298,6 +298,14 @@ func TestCommandUsage(t *testing.T) {
 		{[]string{"--storage=etcd", "--etcd-endpoints=https://127.0.0.1:1", "--etcd-certfile=c"}, "needs both"},
 		{[]string{"--storage=etcd", "--etcd-endpoints=http://127.0.0.1:1", "--etcd-unsafe-no-fsync"}, "setting of the embedded etcd"},
 		{[]string{"--storage=mysql"}, `unsupported storage "mysql"`},
+		{[]string{"--client-ca-file=ca.crt"}, "--client-ca-file needs TLS serving (--tls-cert-file)"},
+		{[]string{"--tls-cert-file=tls.crt"}, "--tls-cert-file and --tls-private-key-file go together"},
+		{[]string{"--tls-cert-file=/nonexistent/tls.crt", "--tls-private-key-file=/nonexistent/tls.key"}, "--tls-cert-file: serving certificate:"},
+		{[]string{"--token-auth-file=/nonexistent/tokens.csv"}, "--token-auth-file: open /nonexistent/tokens.csv"},
+		{[]string{"--authorization-mode=RBAC"}, `unknown authorization mode "RBAC"`},
+		{[]string{"--authorization-mode=ABAC"}, "--authorization-mode=ABAC needs --authorization-policy-file"},
+		{[]string{"--anonymous-auth=false"}, "every request would be refused"},
+		{[]string{"--webhook-destinations=intranet"}, `--webhook-destinations: "intranet" is neither a CIDR`},
 	} {
 		cmd := exec.Command(bin, append([]string{"--addr=127.0.0.1:0"}, tc.args...)...)
 		out, err := cmd.CombinedOutput()

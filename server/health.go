@@ -105,9 +105,11 @@ func (e *healthEndpoints) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // withOperations serves kube-apiserver's operational endpoints in front of h: the health endpoints (counted
 // in the request metrics as upstream counts them) and /metrics.
-func withOperations(h http.Handler, health *healthEndpoints, m *metrics) http.Handler {
+func withOperations(h http.Handler, health *healthEndpoints, m *metrics, protect func(http.Handler) http.Handler) http.Handler {
 	healthHandler := m.instrument(health)
-	metricsHandler := m.handler()
+	// /metrics is kube-apiserver's non-resource path: behind authentication and authorization as the API is.
+	// The health endpoints stay public, for probes that carry no credentials.
+	metricsHandler := protect(m.handler())
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case health.handles(r.URL.Path):

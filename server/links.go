@@ -84,7 +84,10 @@ func NewLinks(store storage.Interface, opts LinkOptions) *Links {
 
 // WithLinks serves short links at LinksPath and everything else from next, telling the page (LinksHeader) that
 // this host stores links. API responses are left as the engine writes them.
-func WithLinks(next http.Handler, links *Links) http.Handler {
+func WithLinks(next http.Handler, links *Links) http.Handler { return withLinks(next, links) }
+
+// withLinks is WithLinks with the links served by any handler (Links behind authentication).
+func withLinks(next, links http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == LinksPath || strings.HasPrefix(r.URL.Path, LinksPath+"/") {
 			links.ServeHTTP(w, r)

@@ -152,9 +152,13 @@ func (m *metrics) labels(r *http.Request, info *request.RequestInfo) requestLabe
 func (m *metrics) instrument(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		info, err := requestInfos.NewRequestInfo(r)
-		if err != nil {
-			info = nil
+		// Authentication, when on, has parsed the request with the same factory already.
+		info, parsed := request.RequestInfoFrom(r.Context())
+		if !parsed {
+			var err error
+			if info, err = requestInfos.NewRequestInfo(r); err != nil {
+				info = nil
+			}
 		}
 		l := m.labels(r, info)
 		rw := &recordingWriter{ResponseWriter: w}

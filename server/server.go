@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,6 +15,8 @@ import (
 	"crdplay/engine"
 	"crdplay/engine/storage"
 	"crdplay/server/etcdstore"
+
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 )
 
 // Storages NewHandler supports.
@@ -46,6 +49,13 @@ type Options struct {
 	// Links bound the short links the server keeps in its storage (see Links); the zero value keeps
 	// DefaultMaxLinks of them.
 	Links LinkOptions
+	// Auth configures authentication and authorization of the API (and of /metrics), as kube-apiserver's
+	// flags do; the zero value lets everyone do everything. The page's site and the health endpoints are
+	// public; short links are unless Auth.AuthenticateLinks.
+	Auth AuthOptions
+	// WebhookDestinations restricts where conversion webhooks may be called (see ParseWebhookDestinations);
+	// nil allows every destination, as kube-apiserver does.
+	WebhookDestinations *WebhookDestinations
 	// EmulatedVersion is the Kubernetes minor the API answers as (engine.Options.EmulatedVersion, kube-apiserver's
 	// --emulated-version); "" is the newest. It is process-wide: one process serves one version.
 	EmulatedVersion string
@@ -79,6 +89,7 @@ type Handler struct {
 	closeOnce    sync.Once
 	close        func() error
 	closeErr     error
+	clientCA     *dynamiccertificates.DynamicFileCAContent
 }
 
 // Close releases the storage: the connection to etcd, and an embedded etcd, which it stops (its data
@@ -101,7 +112,11 @@ func (h *Handler) BeginShutdown() { h.shuttingDown.Store(true) }
 // no error here: requests answer 503 Service Unavailable until it can.
 func NewHandler(opts Options) (*Handler, error) {
 	// Conversion webhooks are called over HTTPS as kube-apiserver calls them; only a native host can.
-	eopts := engine.Options{Webhook: HTTPSWebhook{}, EmulatedVersion: opts.EmulatedVersion}
+	eopts := engine.Options{Webhook: HTTPSWebhook{Destinations: opts.WebhookDestinations}, EmulatedVersion: opts.EmulatedVersion}
+	authn, err := newAuth(opts.Auth)
+	if err != nil {
+		return nil, err
+	}
 	var closeStorage func() error
 	m := newMetrics()
 	// The checks of /healthz, /livez and /readyz, as kube-apiserver's: etcd's joins them with etcd storage.
@@ -143,7 +158,7 @@ func NewHandler(opts Options) (*Handler, error) {
 		timeout = DefaultRequestTimeout
 	}
 	// Only the API is counted: the site's and the links' paths are not kube-apiserver's.
-	h = m.instrument(withRequestDeadline(h, timeout))
+	h = authn.wrap(m.instrument(withRequestDeadline(h, timeout)))
 	if opts.Site != "" {
 		site, err := NewSite(opts.Site)
 		if err != nil {
@@ -155,9 +170,22 @@ func NewHandler(opts Options) (*Handler, error) {
 		h = WithSite(h, site)
 	}
 	if !opts.Links.Off {
-		h = WithLinks(h, NewLinks(eopts.Storage, opts.Links))
+		var links http.Handler = NewLinks(eopts.Storage, opts.Links)
+		if opts.Auth.AuthenticateLinks {
+			links = authn.wrap(links)
+		}
+		h = withLinks(h, links)
 	}
-	handler := &Handler{close: closeStorage}
+	// The client CA is watched for as long as the storage is open.
+	ctx, stopAuth := context.WithCancel(context.Background())
+	authn.run(ctx)
+	handler := &Handler{close: func() error {
+		stopAuth()
+		if closeStorage != nil {
+			return closeStorage()
+		}
+		return nil
+	}, clientCA: authn.clientCA}
 	shutdown := healthCheck{"shutdown", func(*http.Request) error {
 		if handler.shuttingDown.Load() {
 			return errors.New("process is shutting down")
@@ -170,7 +198,7 @@ func NewHandler(opts Options) (*Handler, error) {
 		etcdChecks = append(etcdChecks, healthCheck{"etcd-readiness", etcdChecks[0].check})
 	}
 	health.checks["readyz"] = append(append([]healthCheck{pingCheck}, etcdChecks...), shutdown)
-	h = withOperations(h, health, m)
+	h = withOperations(h, health, m, authn.wrap)
 	if opts.LogRequests && opts.Log != nil {
 		h = accessLog(h, opts.Log)
 	}
@@ -230,6 +258,18 @@ const serverIdleTimeout = 90 * time.Second
 // connections. The second step is for watches, which stream until their client or the server ends them and
 // would otherwise hold the process for the whole grace period. Serve returns nil after a shutdown.
 func Serve(ctx context.Context, ln net.Listener, h http.Handler, grace time.Duration) error {
+	return serve(ctx, ln, h, grace, nil)
+}
+
+// ServeTLS is Serve over TLS with cfg (see Handler.TLSConfig).
+func ServeTLS(ctx context.Context, ln net.Listener, h http.Handler, grace time.Duration, cfg *tls.Config) error {
+	if cfg == nil {
+		return errors.New("ServeTLS needs a TLS configuration")
+	}
+	return serve(ctx, ln, h, grace, cfg)
+}
+
+func serve(ctx context.Context, ln net.Listener, h http.Handler, grace time.Duration, tlsConfig *tls.Config) error {
 	// Requests get a context that outlives ctx, so that stopping to accept does not abort requests in flight;
 	// it is cancelled only when the grace period is over.
 	base, cancelBase := context.WithCancel(context.WithoutCancel(ctx))
@@ -243,9 +283,16 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, grace time.Dura
 		// Kept-alive connections that carry no request are closed, so that idle clients do not pile up.
 		IdleTimeout: serverIdleTimeout,
 		BaseContext: func(net.Listener) context.Context { return base },
+		TLSConfig:   tlsConfig,
 	}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() {
+		if tlsConfig != nil {
+			served <- srv.ServeTLS(ln, "", "")
+			return
+		}
+		served <- srv.Serve(ln)
+	}()
 
 	select {
 	case err := <-served:

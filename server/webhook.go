@@ -5,12 +5,15 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -30,6 +33,82 @@ const maxWebhookResponse = 64 << 20
 type HTTPSWebhook struct {
 	// Timeout overrides webhookTimeout (tests).
 	Timeout time.Duration
+	// Destinations, if set, restricts the addresses the server dials; nil allows every address.
+	Destinations *WebhookDestinations
+}
+
+// WebhookDestinations restrict the addresses conversion webhooks may be called at, so that a client who can
+// create a CRD cannot make the server dial hosts of its network (cloud metadata, internal services). The check
+// is made on the address being dialled, after name resolution, on every connection (redirects included), so
+// neither a name that resolves to a forbidden address nor one whose answer changes after a check gets past it.
+type WebhookDestinations struct {
+	spec string // as given, for messages
+	off  bool
+	any  bool
+	nets []*net.IPNet
+}
+
+// ParseWebhookDestinations parses --webhook-destinations: "any" (every address, as kube-apiserver), "off" (no
+// webhook is called), or a comma-separated list of CIDRs and "loopback" (127.0.0.0/8 and ::1).
+func ParseWebhookDestinations(spec string) (*WebhookDestinations, error) {
+	d := &WebhookDestinations{spec: spec}
+	switch strings.TrimSpace(spec) {
+	case "any":
+		d.any = true
+		return d, nil
+	case "off":
+		d.off = true
+		return d, nil
+	case "":
+		return nil, errors.New(`empty: want "any", "off", or a comma-separated list of CIDRs and "loopback"`)
+	}
+	for _, item := range strings.Split(spec, ",") {
+		item = strings.TrimSpace(item)
+		switch item {
+		case "loopback":
+			_, v4, _ := net.ParseCIDR("127.0.0.0/8")
+			_, v6, _ := net.ParseCIDR("::1/128")
+			d.nets = append(d.nets, v4, v6)
+		case "any", "off":
+			return nil, fmt.Errorf("%q cannot be combined with other destinations", item)
+		default:
+			_, n, err := net.ParseCIDR(item)
+			if err != nil {
+				return nil, fmt.Errorf("%q is neither a CIDR (such as 10.0.0.0/8) nor loopback, any or off", item)
+			}
+			d.nets = append(d.nets, n)
+		}
+	}
+	return d, nil
+}
+
+// String is the setting as given.
+func (d *WebhookDestinations) String() string { return d.spec }
+
+// allows reports whether ip may be dialled.
+func (d *WebhookDestinations) allows(ip net.IP) bool {
+	if d.any {
+		return true
+	}
+	for _, n := range d.nets {
+		if n.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// control is the dialer's check of each address it is about to connect to (after resolution).
+func (d *WebhookDestinations) control(_, address string, _ syscall.RawConn) error {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return err
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || !d.allows(ip) {
+		return fmt.Errorf("address %s is not an allowed conversion webhook destination (--webhook-destinations=%s)", host, d.spec)
+	}
+	return nil
 }
 
 // Call implements engine.WebhookCaller.
@@ -54,10 +133,14 @@ func (h HTTPSWebhook) Call(ctx context.Context, cfg apiextensionsv1.WebhookClien
 		}
 		tlsConfig.RootCAs = pool
 	}
-	client := &http.Client{
-		Timeout:   timeout,
-		Transport: &http.Transport{TLSClientConfig: tlsConfig, Proxy: nil, DisableKeepAlives: true},
+	transport := &http.Transport{TLSClientConfig: tlsConfig, Proxy: nil, DisableKeepAlives: true}
+	if d := h.Destinations; d != nil {
+		if d.off {
+			return nil, fmt.Errorf("conversion webhooks are turned off on this server (--webhook-destinations=off): not calling %s", target.Redacted())
+		}
+		transport.DialContext = (&net.Dialer{Timeout: timeout, Control: d.control}).DialContext
 	}
+	client := &http.Client{Timeout: timeout, Transport: transport}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target.String(), bytes.NewReader(review))

@@ -3,6 +3,8 @@
 //
 //	crdplay-server [--addr 127.0.0.1:8080] [--storage memory] [--site build/web] [--log-requests] [--log-format text|json]
 //	crdplay-server --emulated-version 1.35 ...
+//	crdplay-server --tls-cert-file F --tls-private-key-file F [--token-auth-file F] [--client-ca-file F] [--anonymous-auth]
+//	               [--authorization-mode AlwaysAllow|AuthenticatedWrite|ABAC [--authorization-policy-file F]] [--webhook-destinations off|loopback|CIDR,...|any] ...
 //	crdplay-server --storage etcd --etcd-endpoints URL,... [--etcd-cafile F] [--etcd-certfile F --etcd-keyfile F] ...
 //	crdplay-server --storage etcd --etcd-embedded --data-dir DIR [--etcd-unsafe-no-fsync] ...
 //
@@ -28,6 +30,14 @@
 // to 1.37; by default the newest), in /version, the CEL environment of new rules and the versioned feature
 // gates. Upstream keeps that state process-wide, so a server serves one version; run one per version.
 //
+// On a network it is run as kube-apiserver is, with its flags: --tls-cert-file and --tls-private-key-file serve
+// HTTPS (the files are watched and a renewed certificate is served without a restart); --token-auth-file and
+// --client-ca-file authenticate, after which requests without credentials get 401 unless --anonymous-auth=true;
+// --authorization-mode is AlwaysAllow, AuthenticatedWrite (authenticated users write, anonymous ones read) or
+// ABAC with --authorization-policy-file. The page's files, its short links (unless --authenticate-links) and the
+// health endpoints stay public. --webhook-destinations restricts where conversion webhooks may be called (off,
+// loopback, CIDRs, any), checked on each address dialled.
+//
 // It stops gracefully on SIGINT or SIGTERM (/readyz fails from then on); a second signal stops it at once.
 package main
 
@@ -36,6 +46,7 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -66,6 +77,16 @@ func main() {
 	logFormat := flag.String("log-format", server.LogFormatText, "log `format`: text or json")
 	requestTimeout := flag.Duration("request-timeout", server.DefaultRequestTimeout, "longest `duration` of a request but a watch; ?timeout= may shorten it")
 	emulated := flag.String("emulated-version", "", "the Kubernetes `minor` to answer as, as kube-apiserver's --emulated-version: one of "+strings.Join(engine.EmulatedVersions(), ", ")+" (default: the newest)")
+	var auth server.AuthOptions
+	flag.StringVar(&auth.TokenAuthFile, "token-auth-file", "", "bearer tokens `file` (CSV: token,user,uid,\"group1,group2\"), as kube-apiserver's flag; read at start")
+	flag.StringVar(&auth.ClientCAFile, "client-ca-file", "", "CA `file` whose client certificates authenticate (CN user, O groups); needs --tls-cert-file; reloaded when it changes")
+	anonymous := flag.Bool("anonymous-auth", false, "let requests without credentials in as system:anonymous (default: only when no authenticator is configured)")
+	flag.StringVar(&auth.AuthorizationMode, "authorization-mode", "", "AlwaysAllow, AuthenticatedWrite (authenticated users do everything, anonymous ones only read) or ABAC (default: AlwaysAllow without authenticators, AuthenticatedWrite with one)")
+	flag.StringVar(&auth.AuthorizationPolicyFile, "authorization-policy-file", "", "ABAC policy `file` (kube-apiserver's format, one JSON policy a line) for --authorization-mode=ABAC")
+	flag.BoolVar(&auth.AuthenticateLinks, "authenticate-links", false, "put short links (POST "+server.LinksPath+") behind authentication and authorization; by default the page's visitors create them anonymously")
+	tlsCert := flag.String("tls-cert-file", "", "serve HTTPS with this certificate `file` (PEM; reloaded when it changes), with --tls-private-key-file")
+	tlsKey := flag.String("tls-private-key-file", "", "private key `file` of --tls-cert-file (reloaded when it changes)")
+	webhooks := flag.String("webhook-destinations", "any", "where conversion webhooks may be called: any, off, or a comma-separated `list` of CIDRs and loopback; checked on the address dialled")
 	site := flag.String("site", server.DefaultSiteDir, "`directory` of the playground's static build to serve at / (\"\" for the API alone)")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: crdplay-server [flags]\n")
@@ -89,10 +110,25 @@ func main() {
 	if err != nil {
 		fatalUsage("--log-format: %v", err)
 	}
+	set := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["anonymous-auth"] {
+		auth.Anonymous = anonymous
+	}
+	if (*tlsCert == "") != (*tlsKey == "") {
+		fatalUsage("--tls-cert-file and --tls-private-key-file go together")
+	}
+	if auth.ClientCAFile != "" && *tlsCert == "" {
+		fatalUsage("--client-ca-file needs TLS serving (--tls-cert-file): client certificates come with the TLS handshake")
+	}
+	destinations, err := server.ParseWebhookDestinations(*webhooks)
+	if err != nil {
+		fatalUsage("--webhook-destinations: %v", err)
+	}
 	opts := server.Options{Storage: *storage, Etcd: etcd, Site: *site, Log: log, LogRequests: *logRequests,
-		RequestTimeout: *requestTimeout, EmulatedVersion: *emulated, Links: server.LinkOptions{Off: *maxLinks <= 0, MaxCount: *maxLinks}}
-	siteSet := false
-	flag.Visit(func(f *flag.Flag) { siteSet = siteSet || f.Name == "site" })
+		RequestTimeout: *requestTimeout, EmulatedVersion: *emulated, Links: server.LinkOptions{Off: *maxLinks <= 0, MaxCount: *maxLinks},
+		Auth: auth, WebhookDestinations: destinations}
+	siteSet := set["site"]
 	if !siteSet {
 		// The default is a convenience for a checkout: without a build there, serve the API alone.
 		if _, err := os.Stat(filepath.Join(*site, "index.html")); err != nil {
@@ -108,10 +144,24 @@ func main() {
 	}
 	h, err := server.NewHandler(opts)
 	if err != nil {
-		fatalUsage("--storage=%s: %v", *storage, err)
+		fatalUsage("%v", err)
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	scheme := "http"
+	serve := server.Serve
+	if *tlsCert != "" {
+		// The certificate files are watched for as long as the process runs.
+		tlsConfig, err := h.TLSConfig(context.WithoutCancel(ctx), *tlsCert, *tlsKey)
+		if err != nil {
+			h.Close()
+			fatalUsage("--tls-cert-file: %v", err)
+		}
+		scheme = "https"
+		serve = func(ctx context.Context, ln net.Listener, h http.Handler, grace time.Duration) error {
+			return server.ServeTLS(ctx, ln, h, grace, tlsConfig)
+		}
+	}
 	signalled := make(chan struct{})
 	go func() {
 		<-ctx.Done()
@@ -120,8 +170,8 @@ func main() {
 		log.Info("shutting down; interrupt again to stop at once")
 		close(signalled)
 	}()
-	log.Info("serving", "url", "http://"+ln.Addr().String(), "storage", *storage, "site", opts.Site, "kubernetes", engine.KubernetesVersion, "emulated", emulatedMinor(*emulated))
-	if err := server.Serve(ctx, ln, h, shutdownGrace); err != nil {
+	log.Info("serving", "url", scheme+"://"+ln.Addr().String(), "storage", *storage, "site", opts.Site, "kubernetes", engine.KubernetesVersion, "emulated", emulatedMinor(*emulated))
+	if err := serve(ctx, ln, h, shutdownGrace); err != nil {
 		log.Error("serve", "err", err)
 		h.Close()
 		os.Exit(1)
