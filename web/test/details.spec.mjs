@@ -8,30 +8,23 @@
 // Needs what playground.spec.mjs needs. Run: node --test web/test/details.spec.mjs
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, startServer } from './harness.mjs';
+import { openPlayground, pageHelpers } from './harness.mjs';
 
-let server;
+let pg;
 let browser;
 let page;
-const problems = [];
 
-const evaluated = (after, p = page) => p.waitForFunction((n) => Number(document.body.dataset.runs ?? 0) > n, after, { timeout: 90_000 });
-const runs = (p = page) => p.evaluate(() => Number(document.body.dataset.runs ?? 0));
-const editorText = (id, p = page) => p.evaluate((i) => window.crdplayPlayground.editors.text(i), id);
+const { evaluated, runs, editorText } = pageHelpers(() => page);
 
 before(async () => {
-  server = await startServer({ quiet: true });
-  browser = await launch({ viewport: { width: 1400, height: 900 } });
-  page = browser.page;
-  page.on('pageerror', (err) => problems.push(`[pageerror] ${err.message}`));
-  await page.goto(server.url);
+  pg = await openPlayground();
+  ({ browser, page } = pg);
   await evaluated(0);
 });
 
 after(async () => {
-  await browser?.close();
-  server?.stop();
-  assert.deepEqual(problems, []);
+  await pg?.close();
+  assert.deepEqual(pg?.problems, []);
 });
 
 test('the footer says what leaves the tab, and when', async () => {
@@ -60,7 +53,7 @@ test('a gallery notice links the example\'s source; without one it names none', 
       for (const ex of body.examples) if (ex.id === 'corpus/argo-cd/Application') ex.source = source;
       await route.fulfill({ response: res, json: body });
     });
-    await other.goto(server.url);
+    await other.goto(pg.server.url);
     await evaluated(0, other);
     await other.waitForSelector('#examples option[value="corpus/argo-cd/ApplicationSet"]', { state: 'attached', timeout: 30_000 });
     let n = await runs(other);

@@ -122,3 +122,32 @@ spec:
               version: {type: string, maxLength: 32}
 `;
 export const widget = 'apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  version: 1.2.3\n';
+
+/**
+ * The page helpers of the playground's specs, on the page current() returns unless given another:
+ * evaluated(after) waits until the page has shown more than `after` complete evaluations (document.body's
+ * data-runs), runs() is that count, setEditor and editorText write and read an editor's text.
+ * @param {() => import('playwright-core').Page} current
+ */
+export function pageHelpers(current, { timeout = 90_000 } = {}) {
+  return {
+    evaluated: (after, p = current()) => p.waitForFunction((n) => Number(document.body.dataset.runs ?? 0) > n, after, { timeout }),
+    runs: (p = current()) => p.evaluate(() => Number(document.body.dataset.runs ?? 0)),
+    setEditor: (id, text, p = current()) => p.evaluate(([i, t]) => window.crdplayPlayground.editors.set(i, t), [id, text]),
+    editorText: (id, p = current()) => p.evaluate((i) => window.crdplayPlayground.editors.text(i), id),
+  };
+}
+
+/**
+ * The playground's site served and opened in a new browser at width × height: the server, the browser, its
+ * page and the page's uncaught errors (problems, which a spec's after hook checks are none). close() stops both.
+ */
+export async function openPlayground({ width = 1400, height = 900 } = {}) {
+  const server = await startServer({ quiet: true });
+  const browser = await launch({ viewport: { width, height } });
+  const page = browser.page;
+  const problems = [];
+  page.on('pageerror', (err) => problems.push(`[pageerror] ${err.message}`));
+  await page.goto(server.url);
+  return { server, browser, page, problems, close: async () => { await browser.close(); server.stop(); } };
+}

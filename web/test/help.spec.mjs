@@ -5,29 +5,23 @@
 // Needs what playground.spec.mjs needs. Run: node --test web/test/help.spec.mjs
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, startServer } from './harness.mjs';
+import { openPlayground, pageHelpers } from './harness.mjs';
 
-let server;
+let pg;
 let browser;
 let page;
-const problems = [];
 
-const evaluated = (after, p = page) => p.waitForFunction((n) => Number(document.body.dataset.runs ?? 0) > n, after, { timeout: 90_000 });
-const runs = (p = page) => p.evaluate(() => Number(document.body.dataset.runs ?? 0));
+const { evaluated, runs } = pageHelpers(() => page);
 
 before(async () => {
-  server = await startServer({ quiet: true });
-  browser = await launch({ viewport: { width: 1400, height: 900 } });
-  page = browser.page;
-  page.on('pageerror', (err) => problems.push(`[pageerror] ${err.message}`));
-  await page.goto(server.url);
+  pg = await openPlayground();
+  ({ browser, page } = pg);
   await evaluated(0);
 });
 
 after(async () => {
-  await browser?.close();
-  server?.stop();
-  assert.deepEqual(problems, []);
+  await pg?.close();
+  assert.deepEqual(pg?.problems, []);
 });
 
 /** What each documented key does, checked on the playground page. */

@@ -13,7 +13,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { deflateRawSync } from 'node:zlib';
 import path from 'node:path';
 import http from 'node:http';
-import { launch, resultsDir, root, startServer } from './harness.mjs';
+import { launch, resultsDir, root, startServer, pageHelpers } from './harness.mjs';
 
 let server;
 let browser;
@@ -22,10 +22,7 @@ const problems = [];
 
 const shot = (name) => page.screenshot({ path: path.join(resultsDir, `playground-${name}.png`) });
 /** Waits until the page has finished an evaluation after `after` evaluations. */
-const evaluated = (after, p = page) => p.waitForFunction((n) => Number(document.body.dataset.runs ?? 0) > n, after, { timeout: 90_000 });
-const runs = (p = page) => p.evaluate(() => Number(document.body.dataset.runs ?? 0));
-const setEditor = (id, text, p = page) => p.evaluate(([i, t]) => window.crdplayPlayground.editors.set(i, t), [id, text]);
-const editorText = (id, p = page) => p.evaluate((i) => window.crdplayPlayground.editors.text(i), id);
+const { evaluated, runs, setEditor, editorText } = pageHelpers(() => page);
 
 /**
  * Runs action (an edit that starts an evaluation) with the page's calls into the engine recorded, waits for

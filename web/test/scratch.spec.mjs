@@ -9,7 +9,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { launch, root, startServer } from './harness.mjs';
+import { openPlayground, root, pageHelpers } from './harness.mjs';
 
 const oracle = (p) => readFileSync(path.join(root, 'testdata/oracle/cel-basic', p), 'utf8');
 const crd = oracle('crd.yaml');
@@ -17,22 +17,17 @@ const crd = oracle('crd.yaml');
 const object = oracle('01-create-invalid.yaml');
 const refusal = JSON.stringify(JSON.parse(oracle('expected/01-create-invalid.json')).body);
 
-let server;
+let pg;
 let browser;
 let page;
-const problems = [];
 
-const evaluated = (after, p = page) => p.waitForFunction((n) => Number(document.body.dataset.runs ?? 0) > n, after, { timeout: 90_000 });
-const runs = (p = page) => p.evaluate(() => Number(document.body.dataset.runs ?? 0));
+const { evaluated, runs } = pageHelpers(() => page);
 const scratchIdle = (p = page) => p.evaluate(() => window.crdplayPlayground.scratch.idle);
 const out = (p = page) => p.textContent('.scratch-out');
 
 before(async () => {
-  server = await startServer({ quiet: true });
-  browser = await launch({ viewport: { width: 1400, height: 900 } });
-  page = browser.page;
-  page.on('pageerror', (err) => problems.push(`[pageerror] ${err.message}`));
-  await page.goto(server.url);
+  pg = await openPlayground();
+  ({ browser, page } = pg);
   await evaluated(0);
   const n = await runs();
   await page.evaluate(([c, o]) => {
@@ -44,9 +39,8 @@ before(async () => {
 });
 
 after(async () => {
-  await browser?.close();
-  server?.stop();
-  assert.deepEqual(problems, []);
+  await pg?.close();
+  assert.deepEqual(pg?.problems, []);
 });
 
 test('each rule tried on the object is false exactly where the real server refused it with the rule\'s message', async () => {

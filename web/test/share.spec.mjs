@@ -10,15 +10,13 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import http from 'node:http';
-import { launch, resultsDir, root, startServer, webDir } from './harness.mjs';
+import { launch, resultsDir, root, startServer, webDir, pageHelpers } from './harness.mjs';
 
 let server;
 let browser;
 let page;
 
-const evaluated = (after, p = page) => p.waitForFunction((n) => Number(document.body.dataset.runs ?? 0) > n, after, { timeout: 120_000 });
-const runs = (p = page) => p.evaluate(() => Number(document.body.dataset.runs ?? 0));
-const editorText = (id, p = page) => p.evaluate((i) => window.crdplayPlayground.editors.text(i), id);
+const { evaluated, runs, editorText } = pageHelpers(() => page, { timeout: 120_000 });
 const corpus = (name, file) => readFileSync(path.join(root, 'testdata/corpus', name, file), 'utf8');
 
 /** What the engine decided, without what descriptions, the CRD's line numbers or the moment change. */

@@ -13,17 +13,14 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import http from 'node:http';
-import { launch, resultsDir, semverCRD, startServer, widget } from './harness.mjs';
+import { launch, resultsDir, semverCRD, startServer, widget, pageHelpers } from './harness.mjs';
 
 let server;
 let browser;
 let page;
 const problems = [];
 
-const evaluated = (after, p = page) => p.waitForFunction((n) => Number(document.body.dataset.runs ?? 0) > n, after, { timeout: 90_000 });
-const runs = (p = page) => p.evaluate(() => Number(document.body.dataset.runs ?? 0));
-const setEditor = (id, text, p = page) => p.evaluate(([i, t]) => window.crdplayPlayground.editors.set(i, t), [id, text]);
-const editorText = (id, p = page) => p.evaluate((i) => window.crdplayPlayground.editors.text(i), id);
+const { evaluated, runs, setEditor, editorText } = pageHelpers(() => page);
 const BUSY = ['result', 'cel', 'table', 'versions', 'explain'];
 
 /**

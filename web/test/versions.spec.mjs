@@ -13,16 +13,14 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { deflateRawSync } from 'node:zlib';
 import path from 'node:path';
-import { launch, manifest, resultsDir, root, semverCRD, startServer, widget } from './harness.mjs';
+import { launch, manifest, resultsDir, root, semverCRD, startServer, widget, pageHelpers } from './harness.mjs';
 
 let server;
 let browser;
 let page;
 const problems = [];
 
-const evaluated = (after, p = page) => p.waitForFunction((n) => Number(document.body.dataset.runs ?? 0) > n, after, { timeout: 90_000 });
-const runs = (p = page) => p.evaluate(() => Number(document.body.dataset.runs ?? 0));
-const setEditor = (id, text, p = page) => p.evaluate(([i, t]) => window.crdplayPlayground.editors.set(i, t), [id, text]);
+const { evaluated, runs, setEditor } = pageHelpers(() => page);
 /** The CRD editor's lines underlined with a warning, and each underline's text. */
 const warningLines = (p = page) => p.evaluate(() => {
   const view = window.crdplayPlayground.editors.views.crd;
