@@ -54,6 +54,11 @@
 // because of it) are that one's Notes, not diagnostics of their own. Evaluate returns an error only for a
 // caller's mistake (an unknown Mode) or a fault of the playground itself.
 //
-// The wasm bridge (wasm/main_js.go) exposes Evaluate as crdplay.evaluate(inputJSON) -> Promise<resultJSON>;
-// the JSON shapes are typed for the page in web/static/crdplay.d.ts.
+// The same Session answers the page's CEL scratchpad: Session.CEL compiles an expression as a rule at a node
+// of an installed CRD version's schema (upstream's cel.Compile in CRD validation's walk, so the environment,
+// compatibility version, cost limits and cardinality are the CRD's own rules') and evaluates it on an object
+// as upstream's validator binds self and oldSelf (internal/celcost's Scratch).
+//
+// The wasm bridge (wasm/main_js.go) exposes Evaluate as crdplay.evaluate(inputJSON) -> Promise<resultJSON>
+// and CEL as crdplay.cel; the JSON shapes are typed for the page in web/static/crdplay.d.ts.
 package playground
