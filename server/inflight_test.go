@@ -1,0 +1,188 @@
+package server
+
+import (
+	"encoding/base64"
+	"encoding/pem"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// tooManyRequests is the real server's answer to a request over --max-requests-inflight or
+// --max-mutating-requests-inflight, recorded from the oracle run with both at 1 while a request held each
+// place: plain text, not a Status, whatever the Accept header, and the same on /version, /openapi/v2 and
+// /metrics.
+var tooManyRequests = struct {
+	header map[string]string
+	body   string
+}{
+	header: map[string]string{
+		"Retry-After":            "1",
+		"Content-Type":           "text/plain; charset=utf-8",
+		"X-Content-Type-Options": "nosniff",
+		"Cache-Control":          "no-cache, private",
+	},
+	body: "Too many requests, please try again later.\n",
+}
+
+// TestMaxInFlight holds one read or one write in flight (a conversion webhook that does not answer until the
+// test lets it) and checks which other requests are turned away, as kube-apiserver's filter turns them away:
+// with a limit of 1, another request of the same kind is 429 with the recorded answer, one of the other kind
+// is served; watches are never counted; a limit of 0 lifts it; the place is free again once the held request
+// is over. The health endpoints are not counted, as kube-apiserver's default priority and fairness
+// configuration exempts them (the oracle, which runs without it, limits them too).
+func TestMaxInFlight(t *testing.T) {
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	webhook := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		entered <- struct{}{}
+		<-release
+		http.Error(w, "released", http.StatusServiceUnavailable)
+	}))
+	defer webhook.Close()
+	ca := base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: webhook.Certificate().Raw}))
+	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"widgets.example.com"},"spec":{"group":"example.com","names":{"plural":"widgets","singular":"widget","kind":"Widget"},"scope":"Namespaced",
+"conversion":{"strategy":"Webhook","webhook":{"conversionReviewVersions":["v1"],"clientConfig":{"url":"` + webhook.URL + `/convert","caBundle":"` + ca + `"}}},
+"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}},{"name":"v2","served":true,"storage":false,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}`
+	const widgets = "/apis/example.com/v1/namespaces/default/widgets"
+	const v2widgets = "/apis/example.com/v2/namespaces/default/widgets"
+	widget := func(v, name string) string {
+		return `{"apiVersion":"example.com/` + v + `","kind":"Widget","metadata":{"name":"` + name + `"}}`
+	}
+	// The held requests: each calls the webhook, converting between the storage version and v2.
+	holdRead := testRequest{"GET", v2widgets + "/w", ""}
+	holdWrite := testRequest{"POST", v2widgets, widget("v2", "held")}
+
+	type probe struct {
+		testRequest
+		want int // 429 means the recorded answer
+	}
+	for _, tc := range []struct {
+		name               string
+		readOnly, mutating int
+		hold               testRequest
+		probes             []probe
+	}{
+		{"a read held", 1, 1, holdRead, []probe{
+			{testRequest{"GET", widgets + "/w", ""}, 429},
+			{testRequest{"GET", widgets, ""}, 429},
+			{testRequest{"GET", "/version", ""}, 429},
+			{testRequest{"GET", "/openapi/v2", ""}, 429},
+			{testRequest{"GET", "/metrics", ""}, 429},
+			{testRequest{"GET", widgets + "?watch=true&timeoutSeconds=1", ""}, 200},
+			{testRequest{"GET", "/healthz", ""}, 200},
+			{testRequest{"GET", "/readyz", ""}, 200},
+			{testRequest{"GET", "/livez", ""}, 200},
+			{testRequest{"POST", widgets, widget("v1", "x")}, 201},
+		}},
+		{"a write held", 1, 1, holdWrite, []probe{
+			{testRequest{"POST", widgets, widget("v1", "y")}, 429},
+			{testRequest{"PUT", widgets + "/w", widget("v1", "w")}, 429},
+			{testRequest{"DELETE", widgets + "/w", ""}, 429},
+			{testRequest{"GET", widgets + "/w", ""}, 200},
+		}},
+		{"no read limit", 0, 1, holdRead, []probe{
+			{testRequest{"GET", widgets + "/w", ""}, 200},
+			{testRequest{"GET", "/version", ""}, 200},
+		}},
+		{"no limits", 0, 0, holdWrite, []probe{
+			{testRequest{"POST", widgets, widget("v1", "z")}, 201},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, err := NewHandler(Options{MaxRequestsInFlight: tc.readOnly, MaxMutatingRequestsInFlight: tc.mutating})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			srv := httptest.NewServer(h)
+			defer srv.Close()
+			for _, r := range []testRequest{
+				{"POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd},
+				{"POST", widgets, widget("v1", "w")},
+			} {
+				if code, _, body := r.do(t, srv.URL); code != 201 {
+					t.Fatalf("%s %s: %d %s", r.method, r.path, code, body)
+				}
+			}
+			held := make(chan int)
+			go func() {
+				code, _, _ := tc.hold.send(srv.URL)
+				held <- code
+			}()
+			<-entered // the held request is in the webhook, and in flight
+			for _, p := range tc.probes {
+				code, header, body := p.do(t, srv.URL)
+				if code != p.want {
+					t.Errorf("%s %s: %d, want %d\n%s", p.method, p.path, code, p.want, body)
+					continue
+				}
+				if code != 429 {
+					continue
+				}
+				for k, v := range tooManyRequests.header {
+					if got := header.Get(k); got != v {
+						t.Errorf("%s %s: %s %q, want %q", p.method, p.path, k, got, v)
+					}
+				}
+				if body != tooManyRequests.body {
+					t.Errorf("%s %s: body %q, want %q", p.method, p.path, body, tooManyRequests.body)
+				}
+			}
+			release <- struct{}{}
+			<-held
+			// Its place is free again.
+			again := testRequest{"GET", widgets + "/w", ""}
+			if tc.hold.method != "GET" {
+				again = testRequest{"POST", widgets, widget("v1", "after")}
+			}
+			if code, _, body := again.do(t, srv.URL); code >= 400 {
+				t.Errorf("after the held request: %s %s: %d %s", again.method, again.path, code, body)
+			}
+		})
+	}
+}
+
+// TestMaxInFlightNegative: negative limits are refused with kube-apiserver's messages.
+func TestMaxInFlightNegative(t *testing.T) {
+	for _, tc := range []struct {
+		opts Options
+		want string
+	}{
+		{Options{MaxRequestsInFlight: -1}, "--max-requests-inflight can not be negative value"},
+		{Options{MaxMutatingRequestsInFlight: -1}, "--max-mutating-requests-inflight can not be negative value"},
+	} {
+		if _, err := NewHandler(tc.opts); err == nil || err.Error() != tc.want {
+			t.Errorf("%+v: %v, want %q", tc.opts, err, tc.want)
+		}
+	}
+}
+
+// testRequest is one HTTP request of a test.
+type testRequest struct{ method, path, body string }
+
+func (r testRequest) send(base string) (int, http.Header, string) {
+	req, err := http.NewRequest(r.method, base+r.path, strings.NewReader(r.body))
+	if err != nil {
+		return 0, nil, err.Error()
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, err.Error()
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(body)
+}
+
+func (r testRequest) do(t *testing.T, base string) (int, http.Header, string) {
+	t.Helper()
+	code, header, body := r.send(base)
+	if code == 0 {
+		t.Fatalf("%s %s: %s", r.method, r.path, body)
+	}
+	return code, header, body
+}
