@@ -58,8 +58,27 @@ func isLostRace(err error) bool {
 	return errors.As(err, &lr)
 }
 
-// storageUnavailable is the API error for a storage failure: 503 when the store cannot be reached, 500 otherwise.
+// listContextCheck is how many objects of a list are decoded, or encoded, between looks at the request's
+// context.
+const listContextCheck = 64
+
+// requestGone is the API error for work stopped because its request's context is done: the server's timeout
+// filter has answered 504 already (or the client went away), so the answer only needs to say so, as that 504.
+func requestGone() error {
+	return apierrors.NewTimeoutError("request did not complete within the allotted timeout", 0)
+}
+
+// isContextDone reports whether err is a context's: the request's deadline passed or it was cancelled.
+func isContextDone(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
+}
+
+// storageUnavailable is the API error for a storage failure: 503 when the store cannot be reached, 500 otherwise
+// (a read stopped because the request's context is done: requestGone).
 func storageUnavailable(err error) error {
+	if isContextDone(err) {
+		return requestGone()
+	}
 	if errors.Is(err, storage.ErrUnavailable) {
 		return apierrors.NewServiceUnavailable(err.Error())
 	}
