@@ -29,8 +29,8 @@ var tooManyRequests = struct {
 
 // TestMaxInFlight holds one read or one write in flight (a conversion webhook that does not answer until the
 // test lets it) and checks which other requests are turned away, as kube-apiserver's filter turns them away:
-// with a limit of 1, another request of the same kind is 429 with the recorded answer, one of the other kind
-// is served; watches are never counted; a limit of 0 lifts it; the place is free again once the held request
+// with a limit of 1, another request of the same kind (a short link's POST too) is 429 with the recorded
+// answer, one of the other kind is served; watches are never counted; a limit of 0 lifts it; the place is free again once the held request
 // is over. The health endpoints are not counted, as kube-apiserver's default priority and fairness
 // configuration exempts them (the oracle, which runs without it, limits them too).
 func TestMaxInFlight(t *testing.T) {
@@ -81,6 +81,7 @@ func TestMaxInFlight(t *testing.T) {
 			{testRequest{"POST", widgets, widget("v1", "y")}, 429},
 			{testRequest{"PUT", widgets + "/w", widget("v1", "w")}, 429},
 			{testRequest{"DELETE", widgets + "/w", ""}, 429},
+			{testRequest{"POST", LinksPath, `{"crd":"x"}`}, 429},
 			{testRequest{"GET", widgets + "/w", ""}, 200},
 		}},
 		{"no read limit", 0, 1, holdRead, []probe{
