@@ -58,21 +58,26 @@ func (c *countingConverter) Call(_ context.Context, _ apiextensionsv1.WebhookCli
 // TestListStopsWhenRequestGone: a LIST whose request's context is done while its objects are being decoded
 // (converted by a webhook here, which counts them) stops decoding well before the end, and answers with the
 // deadline's 504, which the server's timeout filter has given already; with a context that stays alive, every
-// object is converted and listed. The server's filter is what cancels the context at the deadline; here the
-// webhook does it after its 5th conversion.
+// object is converted and listed. One done after the last object is converted gets no Table made either. The
+// server's filter is what cancels the context at the deadline; here the webhook does it after a conversion the
+// case chooses.
 func TestListStopsWhenRequestGone(t *testing.T) {
 	const n = 500
+	const table = "application/json;as=Table;v=v1;g=meta.k8s.io"
 	for _, tc := range []struct {
 		name     string
-		giveUp   bool
+		after    int // the conversion after which the context is done; 0 for never
+		accept   string
 		code     int
 		maxCalls int
 	}{
-		{"context alive", false, 200, n},
-		{"context done during the list", true, 504, n / 2},
+		{"context alive", 0, "", 200, n},
+		{"context alive, a Table", 0, table, 200, n},
+		{"context done during the list", 5, "", 504, n / 2},
+		{"context done at the last object, a Table", n, table, 504, n},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			conv := &countingConverter{after: 5}
+			conv := &countingConverter{after: tc.after}
 			h, err := engine.NewHandler(engine.Options{Webhook: conv})
 			if err != nil {
 				t.Fatal(err)
@@ -80,6 +85,9 @@ func TestListStopsWhenRequestGone(t *testing.T) {
 			do := func(ctx context.Context, method, path, body string) (int, string) {
 				req := httptest.NewRequest(method, path, strings.NewReader(body)).WithContext(ctx)
 				req.Header.Set("Content-Type", "application/json")
+				if method == "GET" && tc.accept != "" {
+					req.Header.Set("Accept", tc.accept)
+				}
 				w := httptest.NewRecorder()
 				h.ServeHTTP(w, req)
 				return w.Code, w.Body.String()
@@ -102,18 +110,24 @@ func TestListStopsWhenRequestGone(t *testing.T) {
 			conv.mu.Unlock()
 			listCtx, cancel := context.WithCancel(ctx)
 			defer cancel()
-			if tc.giveUp {
+			if tc.after > 0 {
 				conv.giveUp = cancel
 			}
 			code, body := do(listCtx, "GET", "/apis/example.com/v2/namespaces/default/widgets", "")
 			if code != tc.code {
 				t.Errorf("LIST: %d, want %d\n%.300s", code, tc.code, body)
 			}
-			if code == 504 && !strings.Contains(body, `"reason":"Timeout"`) {
-				t.Errorf("LIST: %s, want the Timeout Status", body)
+			if code == 504 {
+				var st metav1.Status
+				if err := json.Unmarshal([]byte(body), &st); err != nil || st.Reason != metav1.StatusReasonTimeout {
+					t.Errorf("LIST: %s, want the Timeout Status", body)
+				}
 			}
-			if code == 200 && strings.Count(body, `"apiVersion":"example.com/v2","kind":"Widget"`) != n {
+			if code == 200 && tc.accept == "" && strings.Count(body, `"apiVersion":"example.com/v2","kind":"Widget"`) != n {
 				t.Errorf("LIST: not every object converted:\n%.300s", body)
+			}
+			if code == 200 && tc.accept == table && strings.Count(body, `"cells":`) != n {
+				t.Errorf("LIST: not a row per object:\n%.300s", body)
 			}
 			conv.mu.Lock()
 			defer conv.mu.Unlock()
