@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -57,43 +59,55 @@ func TestMaxInFlight(t *testing.T) {
 
 	type probe struct {
 		testRequest
-		want int // 429 means the recorded answer
+		want  int    // 429 means the recorded answer
+		token string // the bearer token it is sent with, if any
+	}
+	tokens := filepath.Join(t.TempDir(), "tokens.csv")
+	if err := os.WriteFile(tokens, []byte("admin-token,admin,1,\"system:masters\"\nbob-token,bob,2,\"\"\n"), 0o600); err != nil {
+		t.Fatal(err)
 	}
 	for _, tc := range []struct {
 		name               string
 		readOnly, mutating int
+		auth               AuthOptions
+		token              string // what the test's own requests are sent with
 		hold               testRequest
 		probes             []probe
 	}{
-		{"a read held", 1, 1, holdRead, []probe{
-			{testRequest{"GET", widgets + "/w", ""}, 429},
-			{testRequest{"GET", widgets, ""}, 429},
-			{testRequest{"GET", "/version", ""}, 429},
-			{testRequest{"GET", "/openapi/v2", ""}, 429},
-			{testRequest{"GET", "/metrics", ""}, 429},
-			{testRequest{"GET", widgets + "?watch=true&timeoutSeconds=1", ""}, 200},
-			{testRequest{"GET", "/healthz", ""}, 200},
-			{testRequest{"GET", "/readyz", ""}, 200},
-			{testRequest{"GET", "/livez", ""}, 200},
-			{testRequest{"POST", widgets, widget("v1", "x")}, 201},
+		{"a read held", 1, 1, AuthOptions{}, "", holdRead, []probe{
+			{testRequest{"GET", widgets + "/w", ""}, 429, ""},
+			{testRequest{"GET", widgets, ""}, 429, ""},
+			{testRequest{"GET", "/version", ""}, 429, ""},
+			{testRequest{"GET", "/openapi/v2", ""}, 429, ""},
+			{testRequest{"GET", "/metrics", ""}, 429, ""},
+			{testRequest{"GET", widgets + "?watch=true&timeoutSeconds=1", ""}, 200, ""},
+			{testRequest{"GET", "/healthz", ""}, 200, ""},
+			{testRequest{"GET", "/readyz", ""}, 200, ""},
+			{testRequest{"GET", "/livez", ""}, 200, ""},
+			{testRequest{"POST", widgets, widget("v1", "x")}, 201, ""},
 		}},
-		{"a write held", 1, 1, holdWrite, []probe{
-			{testRequest{"POST", widgets, widget("v1", "y")}, 429},
-			{testRequest{"PUT", widgets + "/w", widget("v1", "w")}, 429},
-			{testRequest{"DELETE", widgets + "/w", ""}, 429},
-			{testRequest{"POST", LinksPath, `{"crd":"x"}`}, 429},
-			{testRequest{"GET", widgets + "/w", ""}, 200},
+		{"a write held", 1, 1, AuthOptions{}, "", holdWrite, []probe{
+			{testRequest{"POST", widgets, widget("v1", "y")}, 429, ""},
+			{testRequest{"PUT", widgets + "/w", widget("v1", "w")}, 429, ""},
+			{testRequest{"DELETE", widgets + "/w", ""}, 429, ""},
+			{testRequest{"POST", LinksPath, `{"crd":"x"}`}, 429, ""},
+			{testRequest{"GET", widgets + "/w", ""}, 200, ""},
 		}},
-		{"no read limit", 0, 1, holdRead, []probe{
-			{testRequest{"GET", widgets + "/w", ""}, 200},
-			{testRequest{"GET", "/version", ""}, 200},
+		// As upstream's filter: system:masters is never turned away.
+		{"system:masters", 1, 1, AuthOptions{TokenAuthFile: tokens}, "admin-token", holdRead, []probe{
+			{testRequest{"GET", widgets + "/w", ""}, 429, "bob-token"},
+			{testRequest{"GET", widgets + "/w", ""}, 200, "admin-token"},
 		}},
-		{"no limits", 0, 0, holdWrite, []probe{
-			{testRequest{"POST", widgets, widget("v1", "z")}, 201},
+		{"no read limit", 0, 1, AuthOptions{}, "", holdRead, []probe{
+			{testRequest{"GET", widgets + "/w", ""}, 200, ""},
+			{testRequest{"GET", "/version", ""}, 200, ""},
+		}},
+		{"no limits", 0, 0, AuthOptions{}, "", holdWrite, []probe{
+			{testRequest{"POST", widgets, widget("v1", "z")}, 201, ""},
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h, err := NewHandler(Options{MaxRequestsInFlight: tc.readOnly, MaxMutatingRequestsInFlight: tc.mutating})
+			h, err := NewHandler(Options{MaxRequestsInFlight: tc.readOnly, MaxMutatingRequestsInFlight: tc.mutating, Auth: tc.auth})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,18 +118,18 @@ func TestMaxInFlight(t *testing.T) {
 				{"POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd},
 				{"POST", widgets, widget("v1", "w")},
 			} {
-				if code, _, body := r.do(t, srv.URL); code != 201 {
+				if code, _, body := r.do(t, srv.URL, tc.token); code != 201 {
 					t.Fatalf("%s %s: %d %s", r.method, r.path, code, body)
 				}
 			}
 			held := make(chan int)
 			go func() {
-				code, _, _ := tc.hold.send(srv.URL)
+				code, _, _ := tc.hold.send(srv.URL, tc.token)
 				held <- code
 			}()
 			<-entered // the held request is in the webhook, and in flight
 			for _, p := range tc.probes {
-				code, header, body := p.do(t, srv.URL)
+				code, header, body := p.do(t, srv.URL, p.token)
 				if code != p.want {
 					t.Errorf("%s %s: %d, want %d\n%s", p.method, p.path, code, p.want, body)
 					continue
@@ -139,7 +153,7 @@ func TestMaxInFlight(t *testing.T) {
 			if tc.hold.method != "GET" {
 				again = testRequest{"POST", widgets, widget("v1", "after")}
 			}
-			if code, _, body := again.do(t, srv.URL); code >= 400 {
+			if code, _, body := again.do(t, srv.URL, tc.token); code >= 400 {
 				t.Errorf("after the held request: %s %s: %d %s", again.method, again.path, code, body)
 			}
 		})
@@ -164,12 +178,15 @@ func TestMaxInFlightNegative(t *testing.T) {
 // testRequest is one HTTP request of a test.
 type testRequest struct{ method, path, body string }
 
-func (r testRequest) send(base string) (int, http.Header, string) {
+func (r testRequest) send(base, token string) (int, http.Header, string) {
 	req, err := http.NewRequest(r.method, base+r.path, strings.NewReader(r.body))
 	if err != nil {
 		return 0, nil, err.Error()
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return 0, nil, err.Error()
@@ -179,9 +196,9 @@ func (r testRequest) send(base string) (int, http.Header, string) {
 	return resp.StatusCode, resp.Header, string(body)
 }
 
-func (r testRequest) do(t *testing.T, base string) (int, http.Header, string) {
+func (r testRequest) do(t *testing.T, base, token string) (int, http.Header, string) {
 	t.Helper()
-	code, header, body := r.send(base)
+	code, header, body := r.send(base, token)
 	if code == 0 {
 		t.Fatalf("%s %s: %s", r.method, r.path, body)
 	}
