@@ -33,9 +33,10 @@ var tooManyRequests = struct {
 // TestMaxInFlight holds one read or one write in flight (a conversion webhook that does not answer until the
 // test lets it) and checks which other requests are turned away, as kube-apiserver's filter turns them away:
 // with a limit of 1, another request of the same kind (a short link's POST too) is 429 with the recorded
-// answer, one of the other kind is served; watches are never counted; a limit of 0 lifts it; the place is free again once the held request
-// is over. The health endpoints are not counted, as kube-apiserver's default priority and fairness
-// configuration exempts them (the oracle, which runs without it, limits them too).
+// answer, one of the other kind is served; watches are never counted, nor is system:masters turned away; a
+// limit of 0 lifts it; the place is free again once the held request is over. Neither the page's files nor
+// the health endpoints are counted: the health endpoints as kube-apiserver's default priority and fairness
+// configuration exempts them (the oracle, which runs without it, answers them 429 too).
 func TestMaxInFlight(t *testing.T) {
 	entered := make(chan struct{})
 	release := make(chan struct{})
@@ -63,6 +64,10 @@ func TestMaxInFlight(t *testing.T) {
 		want  int    // 429 means the recorded answer
 		token string // the bearer token it is sent with, if any
 	}
+	site := t.TempDir()
+	if err := os.WriteFile(filepath.Join(site, "index.html"), []byte("<!doctype html><title>crdplay</title>"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tokens := filepath.Join(t.TempDir(), "tokens.csv")
 	if err := os.WriteFile(tokens, []byte("admin-token,admin,1,\"system:masters\"\nbob-token,bob,2,\"\"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -85,6 +90,7 @@ func TestMaxInFlight(t *testing.T) {
 			{testRequest{"GET", "/healthz", ""}, 200, ""},
 			{testRequest{"GET", "/readyz", ""}, 200, ""},
 			{testRequest{"GET", "/livez", ""}, 200, ""},
+			{testRequest{"GET", "/", ""}, 200, ""},
 			{testRequest{"POST", widgets, widget("v1", "x")}, 201, ""},
 		}},
 		{"a write held", 1, 1, AuthOptions{}, "", holdWrite, []probe{
@@ -108,7 +114,7 @@ func TestMaxInFlight(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h, err := NewHandler(Options{MaxRequestsInFlight: tc.readOnly, MaxMutatingRequestsInFlight: tc.mutating, Auth: tc.auth})
+			h, err := NewHandler(Options{MaxRequestsInFlight: tc.readOnly, MaxMutatingRequestsInFlight: tc.mutating, Auth: tc.auth, Site: site})
 			if err != nil {
 				t.Fatal(err)
 			}
