@@ -56,6 +56,13 @@ type Options struct {
 	// WebhookDestinations restricts where conversion webhooks may be called (see ParseWebhookDestinations);
 	// nil allows every destination, as kube-apiserver does.
 	WebhookDestinations *WebhookDestinations
+	// MaxRequestsInFlight and MaxMutatingRequestsInFlight bound the reads (get, list) and the other requests
+	// running at once, as kube-apiserver's --max-requests-inflight and --max-mutating-requests-inflight
+	// (DefaultMaxRequestsInFlight, DefaultMaxMutatingRequestsInFlight): a request over its limit is answered
+	// 429 with "Retry-After: 1" at once. Watches are not counted; neither are the health endpoints, which
+	// kube-apiserver's default priority and fairness configuration exempts (its "probes" flow schema), nor the
+	// page's files. 0 lifts a limit, as upstream's.
+	MaxRequestsInFlight, MaxMutatingRequestsInFlight int
 	// EmulatedVersion is the Kubernetes minor the API answers as (engine.Options.EmulatedVersion, kube-apiserver's
 	// --emulated-version); "" is the newest. It is process-wide: one process serves one version.
 	EmulatedVersion string
@@ -117,6 +124,10 @@ func NewHandler(opts Options) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	limit, err := newInFlightLimit(opts.MaxRequestsInFlight, opts.MaxMutatingRequestsInFlight)
+	if err != nil {
+		return nil, err
+	}
 	var closeStorage func() error
 	m := newMetrics()
 	// The checks of /healthz, /livez and /readyz, as kube-apiserver's: etcd's joins them with etcd storage.
@@ -158,7 +169,9 @@ func NewHandler(opts Options) (*Handler, error) {
 		timeout = DefaultRequestTimeout
 	}
 	// Only the API is counted: the site's and the links' paths are not kube-apiserver's.
-	h = authn.wrap(m.instrument(withRequestDeadline(h, timeout)))
+	// The limit is inside the deadline, as upstream's filters are ordered: a request that timed out holds its
+	// place until its work has stopped.
+	h = authn.wrap(m.instrument(withRequestDeadline(limit.wrap(h), timeout)))
 	if opts.Site != "" {
 		site, err := NewSite(opts.Site)
 		if err != nil {
@@ -170,7 +183,7 @@ func NewHandler(opts Options) (*Handler, error) {
 		h = WithSite(h, site)
 	}
 	if !opts.Links.Off {
-		var links http.Handler = NewLinks(eopts.Storage, opts.Links)
+		links := limit.wrap(NewLinks(eopts.Storage, opts.Links))
 		if opts.Auth.AuthenticateLinks {
 			links = authn.wrap(links)
 		}
@@ -198,7 +211,7 @@ func NewHandler(opts Options) (*Handler, error) {
 		etcdChecks = append(etcdChecks, healthCheck{"etcd-readiness", etcdChecks[0].check})
 	}
 	health.checks["readyz"] = append(append([]healthCheck{pingCheck}, etcdChecks...), shutdown)
-	h = withOperations(h, health, m, authn.wrap)
+	h = withOperations(h, health, m, func(h http.Handler) http.Handler { return authn.wrap(limit.wrap(h)) })
 	if opts.LogRequests && opts.Log != nil {
 		h = accessLog(h, opts.Log)
 	}

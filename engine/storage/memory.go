@@ -29,6 +29,8 @@ const (
 	// the last revision it got and is answered 410 Gone, then lists again), as upstream terminates a watcher
 	// that cannot keep up. Writers never wait for a watcher.
 	memoryWatchBuffer = 10
+	// memoryScanCheck is how many keys a List looks at between checks of its context.
+	memoryScanCheck = 1024
 )
 
 // Memory is the in-memory Interface used in the browser and by default in the server. What it remembers of the
@@ -69,7 +71,10 @@ func NewMemory() *Memory {
 var _ Interface = (*Memory)(nil)
 
 // Get implements Interface.
-func (s *Memory) Get(_ context.Context, key string) (Object, error) {
+func (s *Memory) Get(ctx context.Context, key string) (Object, error) {
+	if err := ctx.Err(); err != nil {
+		return Object{}, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	o, ok := s.data[key]
@@ -80,7 +85,12 @@ func (s *Memory) Get(_ context.Context, key string) (Object, error) {
 }
 
 // List implements Interface.
-func (s *Memory) List(_ context.Context, prefix string, opts ListOptions) (ListResult, error) {
+func (s *Memory) List(ctx context.Context, prefix string, opts ListOptions) (ListResult, error) {
+	// A request past its deadline (already answered 504) or whose client went away takes no lock and scans
+	// nothing: under a flood of lists, the store serves those still waited for.
+	if err := ctx.Err(); err != nil {
+		return ListResult{}, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	data, rev := s.data, s.rev
@@ -92,7 +102,13 @@ func (s *Memory) List(_ context.Context, prefix string, opts ListOptions) (ListR
 		rev = opts.Revision
 	}
 	var keys []string
+	n := 0
 	for k := range data {
+		if n++; n%memoryScanCheck == 0 {
+			if err := ctx.Err(); err != nil {
+				return ListResult{}, err
+			}
+		}
 		if strings.HasPrefix(k, prefix) && (opts.StartKey == "" || k > opts.StartKey) {
 			keys = append(keys, k)
 		}

@@ -274,3 +274,55 @@ func BenchmarkMemoryUpdate(b *testing.B) {
 		}
 	}
 }
+
+// doneAfter is a context that reports being past its deadline from the (n+1)th look at it on: a deadline that
+// passes while its reader works, at a point the test chooses rather than at a time.
+type doneAfter struct {
+	context.Context
+	n     int
+	looks int
+}
+
+func (c *doneAfter) Err() error {
+	if c.looks++; c.looks > c.n {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// TestMemoryContextDone: a read whose caller has given up (its deadline passed, its client went away) fails
+// with the context's error: Get and List before taking the lock, List also while it scans the keys, so that
+// a collection of many thousands is not scanned for nobody.
+func TestMemoryContextDone(t *testing.T) {
+	s := storage.NewMemory()
+	ctx := context.Background()
+	const n = 5000
+	for i := 0; i < n; i++ {
+		if _, err := s.Create(ctx, fmt.Sprintf("/registry/k%05d", i), []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name     string
+		looks    int // how many looks at the context find it alive
+		maxLooks int // how many looks at most before the read gives up
+	}{
+		{"done before", 0, 1},
+		{"done during the scan", 2, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &doneAfter{Context: ctx, n: tc.looks}
+			if _, err := s.List(c, "/registry/", storage.ListOptions{}); !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("List: %v, want the context's error", err)
+			}
+			if c.looks > tc.maxLooks {
+				t.Errorf("List looked at the context %d times, want at most %d: it went on after", c.looks, tc.maxLooks)
+			}
+			if tc.looks == 0 {
+				if _, err := s.Get(&doneAfter{Context: ctx}, "/registry/k00001"); !errors.Is(err, context.DeadlineExceeded) {
+					t.Errorf("Get: %v, want the context's error", err)
+				}
+			}
+		})
+	}
+}

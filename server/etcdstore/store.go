@@ -262,6 +262,11 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 	}
 	var res storage.ListResult
 	for {
+		// Each chunk is a request of its own: none is sent once the caller has given up (its deadline passed,
+		// its client went away), whatever the transport does with a context that is already done.
+		if err := ctx.Err(); err != nil {
+			return storage.ListResult{}, fmt.Errorf("etcd list: %w", err)
+		}
 		n := int64(listChunk)
 		if opts.Limit > 0 && opts.Limit-int64(len(res.Items)) < n {
 			n = opts.Limit - int64(len(res.Items))

@@ -193,6 +193,66 @@ func TestListChunks(t *testing.T) {
 	}
 }
 
+// cancellingKV cancels its caller's context once a read has been answered, as a deadline passing while the
+// first chunk of a list is read.
+type cancellingKV struct {
+	clientv3.KV
+	cancel context.CancelFunc
+	gets   int
+}
+
+func (kv *cancellingKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
+	kv.gets++
+	resp, err := kv.KV.Get(ctx, key, opts...)
+	kv.cancel()
+	return resp, err
+}
+
+// TestListStopsWhenCancelled: a list whose caller gives up while it is read (its deadline passes, its client
+// goes away) requests no further chunk and fails with the context's error, over gRPC and in the process.
+func TestListStopsWhenCancelled(t *testing.T) {
+	root, _, err := OpenEmbedded(t.TempDir(), false, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	for _, tc := range []struct {
+		name  string
+		store func() *Store
+	}{
+		{"grpc", func() *Store { return newStore(t, Config{}) }},
+		{"in-process", func() *Store {
+			return storeOn(root.client, Config{Prefix: fmt.Sprintf("/inprocess%d", prefixes.Add(1))}, true)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := tc.store()
+			const n = listChunk*3 + 10
+			ops := make([]clientv3.Op, 0, 100)
+			for i := 0; i < n; i++ {
+				ops = append(ops, clientv3.OpPut(fmt.Sprintf("/registry/k%05d", i), "v"))
+				if len(ops) == cap(ops) || i == n-1 {
+					if _, err := s.kv.Txn(context.Background()).Then(ops...).Commit(); err != nil {
+						t.Fatal(err)
+					}
+					ops = ops[:0]
+				}
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			kv := &cancellingKV{KV: s.kv, cancel: cancel}
+			s.kv = kv
+			_, err := s.List(ctx, "/registry/", storage.ListOptions{})
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("List: %v, want the context's error", err)
+			}
+			if kv.gets != 1 {
+				t.Errorf("%d chunks requested, want 1 (the one during which the caller gave up)", kv.gets)
+			}
+		})
+	}
+}
+
 // TestUnavailable: with nothing listening at the endpoint, every method fails with ErrUnavailable after the
 // request timeout, and at once after that; the message says which etcd did not answer.
 func TestUnavailable(t *testing.T) {

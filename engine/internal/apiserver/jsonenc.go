@@ -3,9 +3,12 @@
 package apiserver
 
 import (
+	"context"
 	"slices"
 	"strconv"
 	"unicode/utf8"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // The server writes each custom resource twice as JSON, for etcd and for the answer: appendJSON writes the same
@@ -74,6 +77,52 @@ func appendJSON(dst []byte, v interface{}, depth int) ([]byte, bool) {
 		return append(dst, ']'), true
 	}
 	return dst, false
+}
+
+// appendJSONList appends list as the unstructured JSON scheme encodes it (its fields and its items' objects
+// under "items", object keys sorted), or reports false as appendJSON does. It looks at ctx every
+// listContextCheck items and stops with its error once it is done: a long list's encoding is work that a
+// request past its deadline, already answered, must not go on with.
+func appendJSONList(ctx context.Context, dst []byte, list *unstructured.UnstructuredList) ([]byte, bool, error) {
+	keys := make([]string, 0, len(list.Object)+1)
+	for k := range list.Object {
+		if k != "items" {
+			keys = append(keys, k)
+		}
+	}
+	keys = append(keys, "items")
+	slices.Sort(keys)
+	dst = append(dst, '{')
+	for i, k := range keys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(appendJSONString(dst, k), ':')
+		if k != "items" {
+			var ok bool
+			if dst, ok = appendJSON(dst, list.Object[k], 2); !ok {
+				return dst, false, nil
+			}
+			continue
+		}
+		dst = append(dst, '[')
+		for j := range list.Items {
+			if j%listContextCheck == 0 {
+				if err := ctx.Err(); err != nil {
+					return dst, false, err
+				}
+			}
+			if j > 0 {
+				dst = append(dst, ',')
+			}
+			var ok bool
+			if dst, ok = appendJSON(dst, list.Items[j].Object, 3); !ok {
+				return dst, false, nil
+			}
+		}
+		dst = append(dst, ']')
+	}
+	return append(dst, '}'), true, nil
 }
 
 const jsonHex = "0123456789abcdef"

@@ -4,12 +4,16 @@ package apiserver
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/yaml"
 )
@@ -120,6 +124,80 @@ func FuzzAppendJSON(f *testing.F) {
 		got, _ := appendJSON(nil, m, 1)
 		if got = append(got, '\n'); !bytes.Equal(got, want) {
 			t.Fatalf("got  %q\nwant %q", got, want)
+		}
+	})
+}
+
+// doneAfter is a context that reports being past its deadline from the (n+1)th look at it on: a deadline that
+// passes while the encoder works, at a point the test chooses rather than at a time.
+type doneAfter struct {
+	context.Context
+	n     int
+	looks int
+}
+
+func (c *doneAfter) Err() error {
+	if c.looks++; c.looks > c.n {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// TestAppendJSONList: appendJSONList writes the unstructured JSON scheme's bytes for a list (its fields and
+// items, keys sorted), declines what appendJSON declines, and stops once the request's context is done, without
+// encoding the items after that.
+func TestAppendJSONList(t *testing.T) {
+	item := func(i int) unstructured.Unstructured {
+		return unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "example.com/v1", "kind": "Widget",
+			"metadata": map[string]interface{}{"name": fmt.Sprintf("w%04d", i), "namespace": "default"}, "spec": map[string]interface{}{"<size>": "L & M"}}}
+	}
+	list := func(n int, fields map[string]interface{}) *unstructured.UnstructuredList {
+		l := &unstructured.UnstructuredList{Object: fields}
+		for i := 0; i < n; i++ {
+			l.Items = append(l.Items, item(i))
+		}
+		return l
+	}
+	meta := func() map[string]interface{} {
+		return map[string]interface{}{"apiVersion": "example.com/v1", "kind": "WidgetList",
+			"metadata": map[string]interface{}{"resourceVersion": "12", "continue": "abc", "remainingItemCount": int64(3)}}
+	}
+	for _, tc := range []struct {
+		name string
+		in   *unstructured.UnstructuredList
+		ok   bool
+	}{
+		{"empty", list(0, meta()), true},
+		{"no fields", list(2, nil), true},
+		{"items", list(300, meta()), true},
+		{"a nil item", &unstructured.UnstructuredList{Object: meta(), Items: []unstructured.Unstructured{{}}}, true},
+		{"a float", &unstructured.UnstructuredList{Object: map[string]interface{}{"x": 1.5}}, false},
+		{"an item's float", &unstructured.UnstructuredList{Items: []unstructured.Unstructured{{Object: map[string]interface{}{"x": 1.5}}}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok, err := appendJSONList(context.Background(), nil, tc.in)
+			if err != nil || ok != tc.ok {
+				t.Fatalf("ok %v, %v; want %v", ok, err, tc.ok)
+			}
+			if !ok {
+				return
+			}
+			want, _ := jsonEncoderBytes(t, tc.in)
+			if got = append(got, '\n'); !bytes.Equal(got, want) {
+				t.Errorf("got  %s\nwant %s", got, want)
+			}
+		})
+	}
+	t.Run("context done", func(t *testing.T) {
+		const n = 10000
+		ctx := &doneAfter{Context: context.Background(), n: 2}
+		got, ok, err := appendJSONList(ctx, nil, list(n, meta()))
+		if ok || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("ok %v, %v; want the context's error", ok, err)
+		}
+		// Alive at items 0 and listContextCheck, done at 2*listContextCheck: nothing after was encoded.
+		if encoded := bytes.Count(got, []byte(`"kind":"Widget"`)); encoded != 2*listContextCheck {
+			t.Errorf("%d of %d items encoded, want %d", encoded, n, 2*listContextCheck)
 		}
 	})
 }

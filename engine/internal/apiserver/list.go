@@ -157,7 +157,14 @@ func (s *Server) listState(ctx context.Context, opts *metainternalversion.ListOp
 	page := listPage{rev: res.Revision}
 	var keys []string
 	var corrupt []error
-	for _, o := range res.Items {
+	for i, o := range res.Items {
+		// Decoding is most of a long list's work (conversion, pruning, defaulting of each object): a request
+		// past its deadline, already answered, stops it.
+		if i%listContextCheck == 0 {
+			if err := ctx.Err(); err != nil {
+				return listPage{}, requestGone()
+			}
+		}
 		obj, err := src.decode(o)
 		if err != nil {
 			corrupt = append(corrupt, apistorage.NewCorruptObjError(o.Key, fmt.Errorf("object not decodable revision=%d: %w", res.Revision, err)))

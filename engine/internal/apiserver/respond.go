@@ -159,6 +159,11 @@ func transform(ctx context.Context, req *http.Request, mt negotiation.MediaTypeO
 	if _, ok := obj.(*metav1.Status); ok {
 		return obj, nil
 	}
+	// A Table of a long list is work of its own (a JSONPath evaluation per cell), which a request past its
+	// deadline, already answered, must not begin.
+	if ctx.Err() != nil {
+		return nil, requestGone()
+	}
 	if meta.IsListType(obj) && meta.LenList(obj) == 0 {
 		if err := meta.SetList(obj, []runtime.Object{}); err != nil {
 			return nil, err

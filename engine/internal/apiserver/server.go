@@ -16,6 +16,7 @@ import (
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
 	"k8s.io/apiserver/pkg/endpoints/request"
@@ -156,6 +157,19 @@ func (s *Server) write(w http.ResponseWriter, req *http.Request, rec *warnings, 
 	if crd, ok := v.(*apiextensionsv1.CustomResourceDefinition); ok {
 		if b, ok := s.marshalCRD(crd); ok {
 			// What encode writes: the JSON and a newline.
+			body, err = encoded(append(b, '\n'), asYAML)
+		}
+	}
+	if list, ok := v.(*unstructured.UnstructuredList); ok {
+		// What encode writes for a list, unless the request's context is done before its items are: its answer
+		// is then the deadline's, which the server has given already.
+		b, ok, cerr := appendJSONList(req.Context(), make([]byte, 0, 4096), list)
+		switch {
+		case cerr != nil:
+			st := errorToStatus(requestGone())
+			body, _ = encode(st, false)
+			r.code, asYAML = int(st.Code), false
+		case ok:
 			body, err = encoded(append(b, '\n'), asYAML)
 		}
 	}

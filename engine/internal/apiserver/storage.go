@@ -11,6 +11,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -27,6 +28,16 @@ const keyPrefix = "/registry/apiextensions.kubernetes.io"
 const crdPrefix = storage.CRDPrefix
 
 func crdKey(name string) string { return crdPrefix + name }
+
+// checkKeyName refuses a name that cannot be the last segment of an object's key ("..", ".", or one with '/'
+// or '%'), as the registry's NamespaceKeyFunc and NoNamespaceKeyFunc refuse it before any storage call: a
+// request naming it in its URL is a 400, not a 404.
+func checkKeyName(name string) error {
+	if msgs := content.IsPathSegmentName(name); len(msgs) != 0 {
+		return apierrors.NewBadRequest(fmt.Sprintf("Name parameter invalid: %q: %s", name, strings.Join(msgs, ";")))
+	}
+	return nil
+}
 
 const optimisticLockErrorMsg = "the object has been modified; please apply your changes to the latest version and try again"
 
@@ -47,8 +58,27 @@ func isLostRace(err error) bool {
 	return errors.As(err, &lr)
 }
 
-// storageUnavailable is the API error for a storage failure: 503 when the store cannot be reached, 500 otherwise.
+// listContextCheck is how many objects of a list are decoded, or encoded, between looks at the request's
+// context.
+const listContextCheck = 64
+
+// requestGone is the API error for work stopped because its request's context is done: the server's timeout
+// filter has answered 504 already (or the client went away), so the answer only needs to say so, as that 504.
+func requestGone() error {
+	return apierrors.NewTimeoutError("request did not complete within the allotted timeout", 0)
+}
+
+// isContextDone reports whether err is a context's: the request's deadline passed or it was cancelled.
+func isContextDone(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
+}
+
+// storageUnavailable is the API error for a storage failure: 503 when the store cannot be reached, 500 otherwise
+// (a read stopped because the request's context is done: requestGone).
 func storageUnavailable(err error) error {
+	if isContextDone(err) {
+		return requestGone()
+	}
 	if errors.Is(err, storage.ErrUnavailable) {
 		return apierrors.NewServiceUnavailable(err.Error())
 	}
@@ -104,6 +134,9 @@ func (r *crRequest) decodeStored(o storage.Object) (*unstructured.Unstructured, 
 // read reads the object stored at key, both as stored and in the request version, translating storage errors
 // as the generic registry does; name is the object's name in errors.
 func (r *crRequest) read(ctx context.Context, key, name string) (storage.Object, *unstructured.Unstructured, error) {
+	if err := checkKeyName(name); err != nil {
+		return storage.Object{}, nil, err
+	}
 	o, err := r.s.cfg.Storage.Get(ctx, key)
 	if err != nil {
 		if errors.Is(err, storage.ErrNotFound) {
@@ -196,6 +229,9 @@ func (s *Server) sharedCRD(o storage.Object) (*apiextensionsv1.CustomResourceDef
 
 // readCRDShared is readCRD for a GET, whose answer is only encoded: the CRD is shared (getCRDShared).
 func (s *Server) readCRDShared(ctx context.Context, name string) (*apiextensionsv1.CustomResourceDefinition, error) {
+	if err := checkKeyName(name); err != nil {
+		return nil, err
+	}
 	o, err := s.cfg.Storage.Get(ctx, crdKey(name))
 	if err != nil {
 		if errors.Is(err, storage.ErrNotFound) {
@@ -212,6 +248,9 @@ func (s *Server) readCRDShared(ctx context.Context, name string) (*apiextensions
 
 // readCRD reads a CRD of its own, translating storage errors as the registry does.
 func (s *Server) readCRD(ctx context.Context, name string) (*apiextensionsv1.CustomResourceDefinition, error) {
+	if err := checkKeyName(name); err != nil {
+		return nil, err
+	}
 	o, err := s.cfg.Storage.Get(ctx, crdKey(name))
 	if err != nil {
 		if errors.Is(err, storage.ErrNotFound) {

@@ -49,6 +49,9 @@ func errUnsafeDeleteCollection() error {
 // storeerr.InterpretDeleteError's answer to the InvalidObj StorageError). In a dry run nothing is deleted. The
 // answer is the Status the DELETE handler builds when the deleter returns no object.
 func unsafeDelete(ctx context.Context, st storage.Interface, gr schema.GroupResource, kind, key, name string, decodes func(storage.Object) error, dryRun bool) (reply, error) {
+	if err := checkKeyName(name); err != nil {
+		return reply{}, err
+	}
 	for {
 		o, err := st.Get(ctx, key)
 		if errors.Is(err, storage.ErrNotFound) {

@@ -23,7 +23,8 @@
 //
 // It serves kube-apiserver's operational endpoints beside the API: /healthz, /livez and /readyz (with etcd
 // storage, they fail while etcd is unreachable; ?verbose lists the checks), and /metrics in the Prometheus
-// format. Each request but a watch has --request-timeout, which ?timeout= may shorten. Logs go to stderr
+// format. Each request but a watch has --request-timeout, which ?timeout= may shorten; --max-requests-inflight
+// and --max-mutating-requests-inflight bound the requests running at once (429 above). Logs go to stderr
 // (--log-format json for one JSON object a line); the embedded etcd's client URL is logged at start.
 //
 // --emulated-version answers as kube-apiserver's flag of that name does: as the Kubernetes minor it names (1.34
@@ -76,6 +77,8 @@ func main() {
 	logRequests := flag.Bool("log-requests", false, "log one line per request to stderr")
 	logFormat := flag.String("log-format", server.LogFormatText, "log `format`: text or json")
 	requestTimeout := flag.Duration("request-timeout", server.DefaultRequestTimeout, "longest `duration` of a request but a watch; ?timeout= may shorten it")
+	maxInflight := flag.Int("max-requests-inflight", server.DefaultMaxRequestsInFlight, "the most reads (get, list) running at once, as kube-apiserver's flag: more are answered 429 with Retry-After; watches and health checks are not counted; 0 for no limit")
+	maxMutatingInflight := flag.Int("max-mutating-requests-inflight", server.DefaultMaxMutatingRequestsInFlight, "the most writes running at once, as kube-apiserver's flag: more are answered 429 with Retry-After; 0 for no limit")
 	emulated := flag.String("emulated-version", "", "the Kubernetes `minor` to answer as, as kube-apiserver's --emulated-version: one of "+strings.Join(engine.EmulatedVersions(), ", ")+" (default: the newest)")
 	var auth server.AuthOptions
 	flag.StringVar(&auth.TokenAuthFile, "token-auth-file", "", "bearer tokens `file` (CSV: token,user,uid,\"group1,group2\"), as kube-apiserver's flag; read at start")
@@ -127,7 +130,8 @@ func main() {
 	}
 	opts := server.Options{Storage: *storage, Etcd: etcd, Site: *site, Log: log, LogRequests: *logRequests,
 		RequestTimeout: *requestTimeout, EmulatedVersion: *emulated, Links: server.LinkOptions{Off: *maxLinks <= 0, MaxCount: *maxLinks},
-		Auth: auth, WebhookDestinations: destinations}
+		Auth: auth, WebhookDestinations: destinations,
+		MaxRequestsInFlight: *maxInflight, MaxMutatingRequestsInFlight: *maxMutatingInflight}
 	siteSet := set["site"]
 	if !siteSet {
 		// The default is a convenience for a checkout: without a build there, serve the API alone.

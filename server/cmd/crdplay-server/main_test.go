@@ -144,3 +144,25 @@ func TestEmulatedVersionRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestMaxInFlightRefused checks that negative in-flight limits stop the command before it serves, with status 2
+// and kube-apiserver's message.
+func TestMaxInFlightRefused(t *testing.T) {
+	for _, tc := range []struct{ flag, want string }{
+		{"--max-requests-inflight=-1", "crdplay-server: --max-requests-inflight can not be negative value"},
+		{"--max-mutating-requests-inflight=-5", "crdplay-server: --max-mutating-requests-inflight can not be negative value"},
+	} {
+		t.Run(tc.flag, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "--addr", "127.0.0.1:0", "--site", "", tc.flag)
+			cmd.Env = append(os.Environ(), envRunMain+"=1")
+			out, err := cmd.CombinedOutput()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 2 {
+				t.Fatalf("exit: %v, want status 2\n%s", err, out)
+			}
+			if first, _, _ := strings.Cut(string(out), "\n"); first != tc.want {
+				t.Errorf("first line %q, want %q", first, tc.want)
+			}
+		})
+	}
+}
