@@ -49,7 +49,8 @@ help:
 	@echo '            evaluation phase, API throughput on memory and etcd; then crdplay beside the real API server'
 	@echo '            (the oracle) on the same work: every corpus CRD to its first object, creates/s (tools/sidebyside)'
 	@echo 'make soak   mixed API load for SOAK_DURATION=$(SOAK_DURATION) on memory and embedded etcd: RSS, heap,'
-	@echo '            goroutines and threads at start and end, then SIGKILL and a check of every acknowledged write'
+	@echo '            goroutines and threads at start and end, then SIGKILL and a check of every acknowledged write;'
+	@echo '            then a flood of concurrent paginated LISTs over large objects, peak RSS against its bound'
 	@echo 'make clean  remove bin/, build/ and test-results/'
 
 ## Running
