@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"crdplay/engine"
 	"crdplay/engine/storage"
+	"crdplay/internal/oraclecase"
 )
 
 // TestListPagination pages through a collection with limit and continue, as kubectl and informers do.
@@ -158,5 +161,30 @@ func TestListLimitReadsOnePage(t *testing.T) {
 				t.Errorf("%d items, %d read from storage; want %d items, %d read", len(list.Items), got, tc.items, tc.read)
 			}
 		})
+	}
+}
+
+// TestListPagingAsOracle holds the engine on memory storage to the real server's paginated LISTs recorded in
+// testdata/list-paging.json (see oraclecase.RunPaging; the server package's test of the same name also runs
+// them on etcd, with the compacted continue token).
+func TestListPagingAsOracle(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "list-paging.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []oraclecase.PagingAnswer
+	if err := json.Unmarshal(data, &want); err != nil {
+		t.Fatal(err)
+	}
+	h, err := engine.NewHandler(engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := oraclecase.RunPaging(oraclecase.HandlerClient(h), "http://engine", oraclecase.PagingOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range oraclecase.ComparePaging(want, got) {
+		t.Error(d)
 	}
 }
