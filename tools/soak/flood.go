@@ -21,12 +21,13 @@ import (
 // bound computed from the sizes involved.
 //
 // The bound is the RSS before the phase plus twice (the Go collector lets the heap reach twice what is live,
-// GOGC=100) what the phase can keep live:
+// GOGC=100) what the phase can keep live, copies of the objects' bytes:
 //
-//   - 2 × the objects' bytes: the copy the store keeps (on etcd, etcd's in-memory raft log and its mapped
-//     database), and a transient one per write in flight;
-//   - clients × limit × size × 3 for the LISTs in flight: each page holds the stored values, the decoded
-//     objects and the encoded answer, of limit objects.
+//   - of the objects written: the store's copy and a transient one per write in flight (2 × their bytes); on
+//     embedded etcd, in the same process, also etcd's in-memory raft log, which keeps every entry until its
+//     next snapshot (3 ×);
+//   - of each page in flight (clients × limit × size): the stored values, the decoded objects and the encoded
+//     answer (3 copies); on etcd also the range response etcd marshals and the client unmarshals (5).
 //
 // A LIST that read the whole collection for each page, as it did before pages were read from storage, holds
 // the whole collection per request instead: clients × objects × size × 3, some GiB with the defaults.
@@ -35,11 +36,18 @@ type flood struct {
 	duration                      time.Duration
 }
 
+// copies are the factors above for a storage: of the objects' bytes, and of each page's.
+func (f flood) copies(storage string) (data, page int64) {
+	if storage == "etcd" {
+		return 3, 5
+	}
+	return 2, 3
+}
+
 // bound is the peak RSS the phase may reach from base.
-func (f flood) bound(base int64) int64 {
-	data := int64(f.objects) * int64(f.size)
-	lists := int64(f.clients) * int64(f.limit) * int64(f.size) * 3
-	return base + 2*(2*data+lists)
+func (f flood) bound(storage string, base int64) int64 {
+	data, page := f.copies(storage)
+	return base + 2*(data*int64(f.objects)*int64(f.size)+page*int64(f.clients)*int64(f.limit)*int64(f.size))
 }
 
 // run floods the server of s and reports peak RSS against the bound; it returns what went wrong.
@@ -50,11 +58,12 @@ func (f flood) run(ctx context.Context, s *soak) error {
 	if err != nil {
 		return err
 	}
-	bound := f.bound(base)
+	bound := f.bound(s.storage, base)
+	data, page := f.copies(s.storage)
 	fmt.Printf("%s flood: %d objects of %d KiB written by 8 clients while %d clients page through the collection with limit=%d for %v\n",
 		s.storage, f.objects, f.size>>10, f.clients, f.limit, f.duration)
-	fmt.Printf("%s flood: bound on peak RSS = RSS before (%.1f MiB) + 2 x (2 x %.1f MiB of objects + %d x %d x %d KiB x 3 of pages in flight) = %.1f MiB\n",
-		s.storage, mib(base), mib(int64(f.objects)*int64(f.size)), f.clients, f.limit, f.size>>10, mib(bound))
+	fmt.Printf("%s flood: bound on peak RSS = RSS before (%.1f MiB) + 2 x (%d x %.1f MiB of objects + %d x %d x %d KiB x %d of pages in flight) = %.1f MiB\n",
+		s.storage, mib(base), data, mib(int64(f.objects)*int64(f.size)), f.clients, f.limit, f.size>>10, page, mib(bound))
 
 	floodCtx, stop := context.WithTimeout(ctx, f.duration)
 	defer stop()
