@@ -16,7 +16,7 @@ import (
 	"time"
 )
 
-// flood is the flood phase: large objects written while many clients page through the collection at once, as
+// flood is the flood phase: large objects written, then many clients paging through the collection at once, as
 // the informers and kubectl of a busy cluster do, and the server's peak RSS (the kernel's VmHWM) held to a
 // bound computed from the sizes involved.
 //
@@ -60,26 +60,24 @@ func (f flood) run(ctx context.Context, s *soak) error {
 	}
 	bound := f.bound(s.storage, base)
 	data, page := f.copies(s.storage)
-	fmt.Printf("%s flood: %d objects of %d KiB written by 8 clients while %d clients page through the collection with limit=%d for %v\n",
+	fmt.Printf("%s flood: %d objects of %d KiB written by 8 clients, then %d clients paging through the collection with limit=%d for %v\n",
 		s.storage, f.objects, f.size>>10, f.clients, f.limit, f.duration)
 	fmt.Printf("%s flood: bound on peak RSS = RSS before (%.1f MiB) + 2 x (%d x %.1f MiB of objects + %d x %d x %d KiB x %d of pages in flight) = %.1f MiB\n",
 		s.storage, mib(base), data, mib(int64(f.objects)*int64(f.size)), f.clients, f.limit, f.size>>10, page, mib(bound))
 
-	floodCtx, stop := context.WithTimeout(ctx, f.duration)
-	defer stop()
 	var pages, items, throttled atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, f.clients+8)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: f.clients + 8}, Timeout: 60 * time.Second}
 	large := strings.Repeat("x", f.size)
+	writeCtx, stopWrites := context.WithTimeout(ctx, 5*time.Minute)
+	defer stopWrites()
 	for w := range 8 {
 		wg.Go(func() {
-			for i := w; i < f.objects && floodCtx.Err() == nil; i += 8 {
+			for i := w; i < f.objects && writeCtx.Err() == nil; i += 8 {
 				body := fmt.Sprintf(`{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":"flood-%d"},"spec":{"image":%q}}`, i, large)
-				code, _, err := floodCall(floodCtx, client, "POST", s.proc.base+collection, body)
+				code, _, err := floodCall(writeCtx, client, "POST", s.proc.base+collection, body)
 				switch {
-				case floodCtx.Err() != nil:
-					return
 				case err != nil:
 					errs <- err
 					return
@@ -94,6 +92,15 @@ func (f flood) run(ctx context.Context, s *soak) error {
 			}
 		})
 	}
+	// The LISTs start once the collection is whole, so that each page of a LIST that read the collection
+	// would hold all of it.
+	wg.Wait()
+	d := f.duration
+	if len(errs) > 0 {
+		d = 0 // the writes failed: no LISTs
+	}
+	floodCtx, stop := context.WithTimeout(ctx, d)
+	defer stop()
 	for range f.clients {
 		wg.Go(func() {
 			cont := ""
