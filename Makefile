@@ -49,7 +49,9 @@ help:
 	@echo '            evaluation phase, API throughput on memory and etcd; then crdplay beside the real API server'
 	@echo '            (the oracle) on the same work: every corpus CRD to its first object, creates/s (tools/sidebyside)'
 	@echo 'make soak   mixed API load for SOAK_DURATION=$(SOAK_DURATION) on memory and embedded etcd: RSS, heap,'
-	@echo '            goroutines and threads at start and end, then SIGKILL and a check of every acknowledged write'
+	@echo '            goroutines and threads at start and end, then SIGKILL and a check of every acknowledged write;'
+	@echo '            then a flood of concurrent paginated LISTs over large objects for SOAK_FLOOD=$(SOAK_FLOOD),'
+	@echo '            peak RSS against its bound'
 	@echo 'make clean  remove bin/, build/ and test-results/'
 
 ## Running
@@ -140,12 +142,13 @@ test-browser: need-node need-chromium node_modules/.package-lock.json
 
 ## Soak: minutes of load, not part of `make test`
 
-# How long tools/soak loads each storage.
+# How long tools/soak loads each storage, and how long its flood phase lasts on each (0s: none).
 SOAK_DURATION ?= 2m
+SOAK_FLOOD ?= 30s
 
 soak:
 	$(GO) build -o bin/crdplay-server ./server/cmd/crdplay-server
-	$(GO) run ./tools/soak -server bin/crdplay-server -duration $(SOAK_DURATION)
+	$(GO) run ./tools/soak -server bin/crdplay-server -duration $(SOAK_DURATION) -flood $(SOAK_FLOOD)
 
 ## Benchmarks: reports, never pass/fail tests
 

@@ -7,6 +7,7 @@ require (
 	github.com/andybalholm/brotli v1.2.8
 	github.com/emicklei/go-restful/v3 v3.13.0
 	github.com/evanw/esbuild v0.28.2
+	github.com/google/btree v1.1.3
 	github.com/google/cel-go v0.29.2
 	github.com/google/uuid v1.6.0
 	github.com/prometheus/client_golang v1.24.0

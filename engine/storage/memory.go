@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/google/btree"
 )
 
 // The in-memory store forgets what kube-apiserver's storage forgets, so that its memory stays bounded however
@@ -43,6 +45,9 @@ type Memory struct {
 	mu   sync.Mutex
 	rev  int64
 	data map[string]Object
+	// keys holds the keys of data in order, so that a page of a List costs the keys before its start and its
+	// own items, not the whole collection, as an etcd range with a limit does.
+	keys *btree.BTreeG[string]
 	// history is the latest events, oldest first; their revisions are consecutive and end at rev, as every
 	// write takes the next revision.
 	history []Event
@@ -65,7 +70,11 @@ type memWatcher struct {
 
 // NewMemory returns an empty in-memory store.
 func NewMemory() *Memory {
-	return &Memory{data: map[string]Object{}, watchers: map[*memWatcher]struct{}{}}
+	return &Memory{
+		data:     map[string]Object{},
+		keys:     btree.NewOrderedG[string](32),
+		watchers: map[*memWatcher]struct{}{},
+	}
 }
 
 var _ Interface = (*Memory)(nil)
@@ -84,7 +93,10 @@ func (s *Memory) Get(ctx context.Context, key string) (Object, error) {
 	return o, nil
 }
 
-// List implements Interface.
+// List implements Interface. It walks the keys from opts.StartKey in order and reads the values of the first
+// opts.Limit of them only; the keys after those are only counted, as etcd counts the rest of a limited range.
+// A list at an older revision reads the current keys too, with the keys the history's newer events touched
+// taken as they were at that revision.
 func (s *Memory) List(ctx context.Context, prefix string, opts ListOptions) (ListResult, error) {
 	// A request past its deadline (already answered 504) or whose client went away takes no lock and scans
 	// nothing: under a flood of lists, the store serves those still waited for.
@@ -93,66 +105,86 @@ func (s *Memory) List(ctx context.Context, prefix string, opts ListOptions) (Lis
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	data, rev := s.data, s.rev
+	res := ListResult{Revision: s.rev}
+	var past map[string]*Object
+	var pastKeys []string
 	if opts.Revision > 0 && opts.Revision != s.rev {
 		var err error
-		if data, err = s.stateAt(prefix, opts.Revision); err != nil {
+		if past, err = s.changedSince(prefix, opts.Revision); err != nil {
 			return ListResult{}, err
 		}
-		rev = opts.Revision
-	}
-	var keys []string
-	n := 0
-	for k := range data {
-		if n++; n%memoryScanCheck == 0 {
-			if err := ctx.Err(); err != nil {
-				return ListResult{}, err
+		for k, o := range past {
+			if o != nil && k > opts.StartKey {
+				pastKeys = append(pastKeys, k)
 			}
 		}
-		if strings.HasPrefix(k, prefix) && (opts.StartKey == "" || k > opts.StartKey) {
-			keys = append(keys, k)
+		sort.Strings(pastKeys)
+		res.Revision = opts.Revision
+	}
+	add := func(o Object) {
+		res.Count++
+		if opts.Limit > 0 && int64(len(res.Items)) >= opts.Limit {
+			res.More = true
+			return
 		}
+		res.Items = append(res.Items, o)
 	}
-	sort.Strings(keys)
-	res := ListResult{Revision: rev}
-	if opts.Limit > 0 && int64(len(keys)) > opts.Limit {
-		keys = keys[:opts.Limit]
-		res.More = true
+	from := prefix
+	if opts.StartKey != "" && opts.StartKey+"\x00" > from {
+		from = opts.StartKey + "\x00" // the first key after StartKey
 	}
-	res.Items = make([]Object, len(keys))
-	for i, k := range keys {
-		res.Items[i] = data[k]
+	n := 0
+	var cancelled error
+	s.keys.AscendGreaterOrEqual(from, func(k string) bool {
+		if !strings.HasPrefix(k, prefix) {
+			return false
+		}
+		if n++; n%memoryScanCheck == 0 {
+			if cancelled = ctx.Err(); cancelled != nil {
+				return false
+			}
+		}
+		for len(pastKeys) > 0 && pastKeys[0] < k {
+			add(*past[pastKeys[0]])
+			pastKeys = pastKeys[1:]
+		}
+		if _, changed := past[k]; !changed {
+			add(s.data[k])
+		}
+		return true
+	})
+	if cancelled != nil {
+		return ListResult{}, cancelled
+	}
+	for _, k := range pastKeys {
+		add(*past[k])
 	}
 	return res, nil
 }
 
-// stateAt rebuilds the objects under prefix as they were at revision rev by undoing the newer events of the
-// history; s.mu is held.
-func (s *Memory) stateAt(prefix string, rev int64) (map[string]Object, error) {
+// changedSince is, for each key under prefix that an event after revision rev touched, what it held at rev
+// (nil: nothing); s.mu is held.
+func (s *Memory) changedSince(prefix string, rev int64) (map[string]*Object, error) {
 	if rev > s.rev {
 		return nil, fmt.Errorf("revision %d (the store is at %d): %w", rev, s.rev, ErrFutureRevision)
 	}
 	if compacted := s.compactedLocked(); rev < compacted {
 		return nil, &CompactedError{Revision: rev, Compacted: compacted}
 	}
-	state := map[string]Object{}
-	for k, o := range s.data {
-		if strings.HasPrefix(k, prefix) {
-			state[k] = o
-		}
-	}
+	past := map[string]*Object{}
+	// Newest first, so that the oldest event after rev, which says what the key held at rev, is kept.
 	for i := len(s.history) - 1; i >= 0 && s.history[i].Object.Revision > rev; i-- {
 		ev := s.history[i]
 		if !strings.HasPrefix(ev.Object.Key, prefix) {
 			continue
 		}
 		if ev.Prev == nil {
-			delete(state, ev.Object.Key) // undo a create
+			past[ev.Object.Key] = nil // created after rev
 		} else {
-			state[ev.Object.Key] = Object{Key: ev.Object.Key, Value: ev.Prev, Revision: ev.PrevRevision}
+			past[ev.Object.Key] = &Object{Key: ev.Object.Key, Value: ev.Prev, Revision: ev.PrevRevision}
 		}
 	}
-	return state, nil
+	return past, nil
 }
 
 // compactedLocked is the newest revision whose predecessors are forgotten: the history holds every event after
@@ -206,6 +238,7 @@ func (s *Memory) Delete(_ context.Context, key string, expected int64) (Object, 
 		return Object{}, fmt.Errorf("%s: at revision %d, not %d: %w", key, old.Revision, expected, ErrConflict)
 	}
 	delete(s.data, key)
+	s.keys.Delete(key)
 	s.rev++
 	s.publish(Event{Type: EventDelete, Object: Object{Key: key, Revision: s.rev}, Prev: old.Value, PrevRevision: old.Revision})
 	return old, nil
@@ -216,6 +249,9 @@ func (s *Memory) put(key string, value, prev []byte, prevRev int64) int64 {
 	s.rev++
 	v := append([]byte(nil), value...)
 	o := Object{Key: key, Value: v, Revision: s.rev}
+	if _, ok := s.data[key]; !ok {
+		s.keys.ReplaceOrInsert(key)
+	}
 	s.data[key] = o
 	s.publish(Event{Type: EventPut, Object: o, Prev: prev, PrevRevision: prevRev})
 	return s.rev

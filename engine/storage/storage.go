@@ -17,7 +17,8 @@ type Interface interface {
 	Get(ctx context.Context, key string) (Object, error)
 	// List returns the objects whose keys start with prefix, in key order, and the store's current revision.
 	// With opts.Limit > 0 at most Limit items are returned and More reports whether others follow
-	// opts.StartKey (exclusive start: the key after the last one returned). With opts.Revision > 0 the objects
+	// opts.StartKey (exclusive start: the key after the last one returned); the values of the keys past the
+	// limit are not read, only counted (Count), so that a page costs its own items and not the collection's. With opts.Revision > 0 the objects
 	// are those the store held at that revision, which is also the revision returned; a revision the store no
 	// longer remembers fails with a *CompactedError, one it has not reached yet with ErrFutureRevision.
 	List(ctx context.Context, prefix string, opts ListOptions) (ListResult, error)
@@ -62,6 +63,9 @@ type ListResult struct {
 	Revision int64
 	// More reports that keys after the last item also match the prefix.
 	More bool
+	// Count is the number of keys under the prefix after StartKey at Revision, the items returned included,
+	// as etcd counts a range read with a limit: what remainingItemCount is computed from.
+	Count int64
 }
 
 // EventType says what happened to a key.

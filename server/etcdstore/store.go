@@ -292,6 +292,10 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 		if res.Revision == 0 {
 			res.Revision = resp.Header.Revision
 		}
+		if res.Count == 0 {
+			// The first read's count is every key from the start: the later ones count only what follows.
+			res.Count = resp.Count
+		}
 		for _, kv := range resp.Kvs {
 			res.Items = append(res.Items, storage.Object{Key: string(kv.Key), Value: kv.Value, Revision: kv.ModRevision})
 		}

@@ -1,8 +1,10 @@
 // Command soak runs mixed API load against a crdplay-server process for a while, on each storage, and checks
 // two things a short test cannot: that the server's memory stays flat under steady load, and that on etcd no
-// acknowledged write is lost when the process is killed with SIGKILL. It is `make soak`, not part of `make test`.
+// acknowledged write is lost when the process is killed with SIGKILL; then, in a flood phase (flood.go), that
+// many concurrent paginated LISTs over large objects keep the server's peak RSS within a bound computed from
+// their sizes. It is `make soak`, not part of `make test`.
 //
-//	go run ./tools/soak [-server bin/crdplay-server] [-duration 2m] [-storage memory,etcd]
+//	go run ./tools/soak [-server bin/crdplay-server] [-duration 2m] [-storage memory,etcd] [-flood 30s]
 //
 // Each storage gets a fresh server on a free loopback port (etcd: embedded, in a temporary data directory) with
 // the documentation's CronTab CRD. Clients create, patch, delete, get and list CronTabs drawn from a fixed pool,
@@ -79,6 +81,12 @@ func main() {
 	clients := flag.Int("clients", 4, "concurrent writing and reading clients")
 	watchers := flag.Int("watchers", 4, "concurrent list-and-watch loops")
 	objects := flag.Int("objects", 200, "size of the pool of objects the clients write")
+	var fl flood
+	flag.DurationVar(&fl.duration, "flood", 30*time.Second, "how long the flood phase lasts on each storage (0: none)")
+	flag.IntVar(&fl.objects, "flood-objects", 100, "large objects the flood phase writes")
+	flag.IntVar(&fl.size, "flood-size", 512<<10, "`bytes` of each large object")
+	flag.IntVar(&fl.clients, "flood-clients", 64, "clients paging through the collection at once in the flood phase")
+	flag.IntVar(&fl.limit, "flood-limit", 2, "the limit of each of their LISTs")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -93,7 +101,7 @@ func main() {
 		memoryGrowthFraction*100, memoryGrowthMin>>20, etcdHistoryPerWrite>>10, goroutineGrowth, threadGrowth)
 	failed := false
 	for _, st := range strings.Split(*storages, ",") {
-		s := &soak{bin: *serverBin, storage: st, clients: *clients, watchers: *watchers, objects: *objects}
+		s := &soak{bin: *serverBin, storage: st, clients: *clients, watchers: *watchers, objects: *objects, flood: fl}
 		if err := s.run(ctx, *duration, warmup); err != nil {
 			fmt.Fprintf(os.Stderr, "soak: %s: %v\n", st, err)
 			failed = true
@@ -110,6 +118,7 @@ type soak struct {
 	bin                        string
 	storage                    string
 	clients, watchers, objects int
+	flood                      flood
 
 	dataDir string
 	proc    *process
@@ -224,6 +233,12 @@ func (s *soak) run(ctx context.Context, d, warmup time.Duration) (err error) {
 	}
 	stopLoad()
 	wg.Wait()
+	if s.flood.duration > 0 {
+		fmt.Println()
+		if err := s.flood.run(ctx, s); err != nil {
+			bad = strings.TrimPrefix(bad+"; flood: "+err.Error(), "; ")
+		}
+	}
 	if bad != "" {
 		return errors.New(bad)
 	}

@@ -107,7 +107,8 @@ type listPage struct {
 //     at least as recent as N, waiting up to 3 seconds for it (then 504 "Too large resource version");
 //   - resourceVersion N with resourceVersionMatch Exact, or without a match but with a limit: the state at N
 //     (410 Expired when the store no longer remembers it);
-//   - continue: the next page of the state the first page was read at.
+//   - continue: the next page of the state the first page was read at (with resourceVersion "0", the rest of
+//     it, as the watch cache ignores the limit then too).
 func (s *Server) listState(ctx context.Context, opts *metainternalversion.ListOptions, src listSource) (listPage, error) {
 	var rev int64 // 0: the latest state
 	start := ""
@@ -123,6 +124,10 @@ func (s *Server) listState(ctx context.Context, opts *metainternalversion.ListOp
 		}
 		if continueRV > 0 {
 			rev = continueRV
+		}
+		if opts.ResourceVersion == "0" {
+			// The watch cache serves it and ignores the limit: the rest of the list in one page.
+			limit = 0
 		}
 		// The store lists the keys after StartKey; the token holds the first key to include.
 		start = strings.TrimSuffix(key, "\x00")
@@ -150,46 +155,87 @@ func (s *Server) listState(ctx context.Context, opts *metainternalversion.ListOp
 		}
 	}
 
-	res, err := s.cfg.Storage.List(ctx, src.prefix, storage.ListOptions{StartKey: start, Revision: rev})
-	if err != nil {
-		return listPage{}, listError(err, paging, start, src.prefix)
-	}
-	page := listPage{rev: res.Revision}
-	var keys []string
+	return s.readPages(ctx, opts, src, limit, start, rev, paging)
+}
+
+// maxListChunk caps how many keys one storage read of a selective list asks for, etcd3's maxLimit.
+const maxListChunk = 10000
+
+// readPages reads from the store what a list of at most limit items (0: all) returns, starting after the key
+// start, at revision rev (0: the latest, then pinned to the first read's), as etcd3's store does: a read of
+// limit keys, and when the selectors drop some of them, further reads of twice as many keys from the last one
+// read, until limit items match or the collection ends. Only the keys read are decoded, so a page costs its
+// own items and not the collection's. The continue token starts after the last item returned and carries the
+// first read's revision; remainingItemCount is the store's count of the keys after the page, only when every
+// object matches (with selectors it would count objects that do not).
+func (s *Server) readPages(ctx context.Context, opts *metainternalversion.ListOptions, src listSource, limit int64, start string, rev int64, paging bool) (listPage, error) {
+	var page listPage
 	var corrupt []error
-	for i, o := range res.Items {
-		// Decoding is most of a long list's work (conversion, pruning, defaulting of each object): a request
-		// past its deadline, already answered, stops it.
-		if i%listContextCheck == 0 {
-			if err := ctx.Err(); err != nil {
-				return listPage{}, requestGone()
+	var lastKey string
+	var count, decoded int64
+	hasMore := false
+	chunk := limit
+	for {
+		res, err := s.cfg.Storage.List(ctx, src.prefix, storage.ListOptions{Limit: chunk, StartKey: start, Revision: rev})
+		if err != nil {
+			return listPage{}, listError(err, paging, start, src.prefix)
+		}
+		if rev == 0 {
+			rev = res.Revision
+		}
+		count = res.Count
+		limitReached := false
+		for _, o := range res.Items {
+			if limit > 0 && int64(len(page.items)) >= limit {
+				limitReached = true
+				break
+			}
+			// Decoding is most of a long list's work (conversion, pruning, defaulting of each object): a request
+			// past its deadline, already answered, stops it.
+			if decoded++; decoded%listContextCheck == 0 {
+				if err := ctx.Err(); err != nil {
+					return listPage{}, requestGone()
+				}
+			}
+			lastKey = o.Key
+			obj, err := src.decode(o)
+			if err != nil {
+				corrupt = append(corrupt, apistorage.NewCorruptObjError(o.Key, fmt.Errorf("object not decodable revision=%d: %w", rev, err)))
+				continue
+			}
+			ok, err := src.matches(obj)
+			if err != nil {
+				return listPage{}, apierrors.NewInternalError(err)
+			}
+			if ok {
+				page.items = append(page.items, obj)
 			}
 		}
-		obj, err := src.decode(o)
-		if err != nil {
-			corrupt = append(corrupt, apistorage.NewCorruptObjError(o.Key, fmt.Errorf("object not decodable revision=%d: %w", res.Revision, err)))
-			continue
+		hasMore = res.More || limitReached
+		if limitReached || !res.More || len(res.Items) == 0 || (limit > 0 && int64(len(page.items)) >= limit) {
+			break
 		}
-		ok, err := src.matches(obj)
-		if err != nil {
-			return listPage{}, apierrors.NewInternalError(err)
-		}
-		if ok {
-			page.items = append(page.items, obj)
-			keys = append(keys, o.Key)
+		start = res.Items[len(res.Items)-1].Key
+		if chunk > 0 && chunk < maxListChunk {
+			// Selectors dropped objects: read more at once.
+			chunk = min(2*chunk, maxListChunk)
 		}
 	}
+	page.rev = rev
 	if len(corrupt) > 0 {
 		return listPage{}, src.corrupt(corrupt)
 	}
-	if limit > 0 && int64(len(page.items)) > limit {
-		n := int64(len(page.items)) - limit
-		page.items = page.items[:limit]
-		if page.cont, err = apistorage.EncodeContinue(keys[limit-1]+"\x00", src.prefix, res.Revision); err != nil {
+	if hasMore {
+		// The token's start key is relative to the collection's key without its final slash, as the watch
+		// cache, which serves kube-apiserver's paginated lists, makes it ("/name" or "/namespace/name").
+		cont, err := apistorage.EncodeContinue(lastKey+"\x00", strings.TrimSuffix(src.prefix, "/"), rev)
+		if err != nil {
 			return listPage{}, apierrors.NewInternalError(err)
 		}
+		page.cont = cont
 		everything := (opts.LabelSelector == nil || opts.LabelSelector.Empty()) && (opts.FieldSelector == nil || opts.FieldSelector.Empty())
 		if everything {
+			n := count - limit
 			page.remaining = &n
 		}
 	}

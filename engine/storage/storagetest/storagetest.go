@@ -291,18 +291,20 @@ func testListPaging(t *testing.T, s storage.Interface) {
 		start    string
 		want     string // the keys after p, joined
 		wantMore bool
+		// wantCount is the keys after start, those past the limit included (what remainingItemCount comes from).
+		wantCount int64
 	}{
-		{0, "", "abcde", false},
-		{2, "", "ab", true},
-		{2, p + "b", "cd", true},
-		{2, p + "d", "e", false},
-		{3, p + "b", "cde", false}, // exactly what is left: no More, although a key outside the prefix follows
-		{5, "", "abcde", false},
-		{10, "", "abcde", false},
-		{1, p + "e", "", false},
-		{0, p + "c", "de", false},
-		{0, p + "bb", "cde", false}, // a start key that names no object
-		{1, p + "a", "b", true},
+		{0, "", "abcde", false, 5},
+		{2, "", "ab", true, 5},
+		{2, p + "b", "cd", true, 3},
+		{2, p + "d", "e", false, 1},
+		{3, p + "b", "cde", false, 3}, // exactly what is left: no More, although a key outside the prefix follows
+		{5, "", "abcde", false, 5},
+		{10, "", "abcde", false, 5},
+		{1, p + "e", "", false, 0},
+		{0, p + "c", "de", false, 2},
+		{0, p + "bb", "cde", false, 3}, // a start key that names no object
+		{1, p + "a", "b", true, 4},
 	} {
 		res, err := s.List(ctx, p, storage.ListOptions{Limit: tc.limit, StartKey: tc.start})
 		if err != nil {
@@ -312,8 +314,9 @@ func testListPaging(t *testing.T, s storage.Interface) {
 		for _, k := range keys(res.Items) {
 			got += k[len(p):]
 		}
-		if got != tc.want || res.More != tc.wantMore {
-			t.Errorf("List(limit %d, start %q) = %q, More %v; want %q, More %v", tc.limit, tc.start, got, res.More, tc.want, tc.wantMore)
+		if got != tc.want || res.More != tc.wantMore || res.Count != tc.wantCount {
+			t.Errorf("List(limit %d, start %q) = %q, More %v, Count %d; want %q, More %v, Count %d",
+				tc.limit, tc.start, got, res.More, res.Count, tc.want, tc.wantMore, tc.wantCount)
 		}
 	}
 
@@ -371,23 +374,26 @@ func testListAtRevision(t *testing.T, s storage.Interface) {
 		start string
 		want  string
 		more  bool
+		count int64
 	}{
-		{revA, 0, "", fmt.Sprintf("a=a1@%d", revA), false},
-		{revB, 0, "", fmt.Sprintf("a=a1@%d b=b1@%d", revA, revB), false},
-		{revA2, 0, "", fmt.Sprintf("a=a2@%d b=b1@%d", revA2, revB), false},
-		{revA2, 1, "", fmt.Sprintf("a=a2@%d", revA2), true},
-		{revA2, 1, p + "a", fmt.Sprintf("b=b1@%d", revB), false},
-		{afterDelete.Revision, 0, "", fmt.Sprintf("a=a2@%d", revA2), false},
-		{revC, 0, "", fmt.Sprintf("a=a2@%d c=c1@%d", revA2, revC), false},
+		{revA, 0, "", fmt.Sprintf("a=a1@%d", revA), false, 1},
+		{revB, 0, "", fmt.Sprintf("a=a1@%d b=b1@%d", revA, revB), false, 2},
+		{revB, 1, "", fmt.Sprintf("a=a1@%d", revA), true, 2},
+		{revA2, 0, "", fmt.Sprintf("a=a2@%d b=b1@%d", revA2, revB), false, 2},
+		{revA2, 1, "", fmt.Sprintf("a=a2@%d", revA2), true, 2},
+		{revA2, 1, p + "a", fmt.Sprintf("b=b1@%d", revB), false, 1},
+		{afterDelete.Revision, 0, "", fmt.Sprintf("a=a2@%d", revA2), false, 1},
+		{afterDelete.Revision, 1, p + "a", "", false, 0},
+		{revC, 0, "", fmt.Sprintf("a=a2@%d c=c1@%d", revA2, revC), false, 2},
 	} {
 		res, err := s.List(ctx, p, storage.ListOptions{Revision: tc.rev, Limit: tc.limit, StartKey: tc.start})
 		if err != nil {
 			t.Errorf("List at %d (limit %d, start %q): %v", tc.rev, tc.limit, tc.start, err)
 			continue
 		}
-		if got := show(res.Items); got != tc.want || res.More != tc.more || res.Revision != tc.rev {
-			t.Errorf("List at %d (limit %d, start %q) = %q, More %v, revision %d; want %q, More %v, revision %d",
-				tc.rev, tc.limit, tc.start, got, res.More, res.Revision, tc.want, tc.more, tc.rev)
+		if got := show(res.Items); got != tc.want || res.More != tc.more || res.Revision != tc.rev || res.Count != tc.count {
+			t.Errorf("List at %d (limit %d, start %q) = %q, More %v, revision %d, Count %d; want %q, More %v, revision %d, Count %d",
+				tc.rev, tc.limit, tc.start, got, res.More, res.Revision, res.Count, tc.want, tc.more, tc.rev, tc.count)
 		}
 	}
 	if _, err := s.List(ctx, p, storage.ListOptions{Revision: revC + 1000}); !errors.Is(err, storage.ErrFutureRevision) {
