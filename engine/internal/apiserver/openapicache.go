@@ -61,15 +61,24 @@ func (c *openAPICache) docsOf(crd *apiextensionsv1.CustomResourceDefinition) *cr
 	return d
 }
 
-// forget drops the documents of CRDs no longer listed.
+// forget drops the documents of CRDs no longer listed, and those of group/versions no longer served.
 func (c *openAPICache) forget(all []*apiextensionsv1.CustomResourceDefinition) {
 	names := make(map[string]bool, len(all))
+	served := map[string]bool{}
 	for _, crd := range all {
 		names[crd.Name] = true
+		for _, v := range crd.Spec.Versions {
+			served[crd.Spec.Group+"/"+v.Name] = served[crd.Spec.Group+"/"+v.Name] || v.Served
+		}
 	}
 	for name := range c.crds {
 		if !names[name] {
 			delete(c.crds, name)
+		}
+	}
+	for gv := range c.v3 {
+		if !served[gv] {
+			delete(c.v3, gv)
 		}
 	}
 }
@@ -181,6 +190,7 @@ func (s *Server) openAPIV3(all []*apiextensionsv1.CustomResourceDefinition, gv s
 	if d, ok := c.v3[gv]; ok && d.key == key {
 		return d, d.data != nil
 	}
+	c.forget(all)
 	var docs []*spec3.OpenAPI
 	for _, crd := range serving {
 		d := c.docsOf(crd)

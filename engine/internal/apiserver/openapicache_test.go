@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -54,6 +55,7 @@ func TestOpenAPICache(t *testing.T) {
 		get                  string // then GET this document
 		wantBuilds           int    // per-CRD documents built so far
 		wantContains, absent string
+		v3Cached             string // the group/versions whose v3 documents are kept, if not ""
 	}
 	for _, tc := range []struct {
 		name  string
@@ -79,6 +81,11 @@ func TestOpenAPICache(t *testing.T) {
 			{name: "change b's CRD", method: "PUT", path: crds + "/sprockets.b.com", body: "sprockets", get: "/openapi/v3/apis/a.com/v1", wantBuilds: 3},
 			{name: "index", get: "/openapi/v3", wantBuilds: 4, wantContains: "apis/b.com/v1?hash="},
 			{name: "unknown group", get: "/openapi/v3/apis/c.com/v1", wantBuilds: 4},
+		}},
+		{"a group's v3 document leaves with its CRDs", []step{
+			{name: "group b", get: "/openapi/v3/apis/b.com/v1", wantBuilds: 1, v3Cached: "b.com/v1"},
+			{name: "group a", get: "/openapi/v3/apis/a.com/v1", wantBuilds: 3, v3Cached: "a.com/v1 b.com/v1"},
+			{name: "delete b's CRD", method: "DELETE", path: crds + "/sprockets.b.com", get: "/openapi/v2", wantBuilds: 5, v3Cached: "a.com/v1"},
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -114,6 +121,16 @@ func TestOpenAPICache(t *testing.T) {
 				}
 				if s.openapi.builds != step.wantBuilds {
 					t.Errorf("%s: %d documents built, want %d", step.name, s.openapi.builds, step.wantBuilds)
+				}
+				if step.v3Cached != "" {
+					var gvs []string
+					for gv := range s.openapi.v3 {
+						gvs = append(gvs, gv)
+					}
+					sort.Strings(gvs)
+					if got := strings.Join(gvs, " "); got != step.v3Cached {
+						t.Errorf("%s: v3 documents kept for %q, want %q", step.name, got, step.v3Cached)
+					}
 				}
 				if step.wantContains != "" && !strings.Contains(rec.Body.String(), step.wantContains) {
 					t.Errorf("%s: %s lacks %q", step.name, step.get, step.wantContains)
