@@ -250,6 +250,7 @@ func TestNewHandlerEtcdOptions(t *testing.T) {
 		want string
 	}{
 		{"etcd settings with memory", server.Options{Etcd: server.EtcdOptions{Embedded: true}}, `etcd settings need storage "etcd"`},
+		{"compaction with memory", server.Options{Etcd: server.EtcdOptions{CompactionInterval: time.Minute}}, `etcd settings need storage "etcd"`},
 		{"nothing", server.Options{Storage: server.StorageEtcd}, "no etcd endpoints, and no embedded etcd"},
 		{"both", server.Options{Storage: server.StorageEtcd, Etcd: server.EtcdOptions{Embedded: true, DataDir: "d", Endpoints: []string{"http://127.0.0.1:1"}}}, "not both"},
 		{"embedded without data dir", server.Options{Storage: server.StorageEtcd, Etcd: server.EtcdOptions{Embedded: true}}, "needs a data directory"},
@@ -293,6 +294,8 @@ func TestCommandUsage(t *testing.T) {
 	}{
 		{[]string{"--etcd-embedded"}, `etcd settings need storage "etcd"`},
 		{[]string{"--storage=etcd"}, "no etcd endpoints"},
+		{[]string{"--etcd-compaction-interval=1m"}, `etcd settings need storage "etcd"`},
+		{[]string{"--storage=etcd", "--etcd-compaction-interval=-1s"}, "--etcd-compaction-interval: -1s is negative"},
 		{[]string{"--storage=etcd", "--etcd-embedded"}, "needs a data directory"},
 		{[]string{"--storage=etcd", "--etcd-endpoints=http://127.0.0.1:1", "--etcd-embedded", "--data-dir=d"}, "not both"},
 		{[]string{"--storage=etcd", "--etcd-endpoints=https://127.0.0.1:1", "--etcd-certfile=c"}, "needs both"},

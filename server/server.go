@@ -83,10 +83,16 @@ type EtcdOptions struct {
 	// UnsafeNoFsync runs the embedded etcd without fsync (etcd's --unsafe-no-fsync): writes are acknowledged
 	// before they are on disk, so a crash loses acknowledged writes. For benchmarks only, never the default.
 	UnsafeNoFsync bool
+	// CompactionInterval is how often etcd's history is compacted, as kube-apiserver's
+	// --etcd-compaction-interval (DefaultEtcdCompactionInterval there and in the command); 0 never compacts.
+	CompactionInterval time.Duration
 }
 
+// DefaultEtcdCompactionInterval is kube-apiserver's default --etcd-compaction-interval.
+const DefaultEtcdCompactionInterval = 5 * time.Minute
+
 func (o EtcdOptions) isZero() bool {
-	return len(o.Endpoints) == 0 && o.CAFile == "" && o.CertFile == "" && o.KeyFile == "" && !o.Embedded && o.DataDir == "" && !o.UnsafeNoFsync
+	return len(o.Endpoints) == 0 && o.CAFile == "" && o.CertFile == "" && o.KeyFile == "" && !o.Embedded && o.DataDir == "" && !o.UnsafeNoFsync && o.CompactionInterval == 0
 }
 
 // Handler is the engine's Kubernetes API handler together with the storage it owns.
@@ -144,6 +150,7 @@ func NewHandler(opts Options) (*Handler, error) {
 		if err != nil {
 			return nil, err
 		}
+		store.StartCompactor(opts.Etcd.CompactionInterval)
 		// The engine reads the CRD of each custom resource request from a watched copy, as kube-apiserver
 		// reads it from its informer, not from etcd.
 		mirror := storage.NewMirror(instrumentedStorage{store, m}, storage.CRDPrefix)

@@ -7,7 +7,7 @@ import (
 
 // The memory store refuses the writes that kube-apiserver's etcd refuses for their size, in the same words, so
 // that an object which the real server cannot store cannot be stored here either (the engine passes the text
-// through as a 500 and retries a patch without managedFields on it, as the PATCH handler does).
+// through as a 500 and retries a create, update or patch without managedFields on it, as upstream's handlers do).
 //
 // The limits are on the request that carries the write, not on the object: kube-apiserver's etcd3 store writes
 // with a transaction (go.etcd.io/etcd/client/v3/kubernetes OptimisticPut: if the key's mod revision is the

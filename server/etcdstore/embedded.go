@@ -104,10 +104,7 @@ func embeddedConfig(dataDir, addr string) (*embed.Config, error) {
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
 	// Only the engine's gRPC client talks to it.
 	cfg.EnableGRPCGateway = false
-	// kube-apiserver compacts its etcd every 5 minutes; without compaction the history of every object grows
-	// forever. Watches resuming from before the compaction get 410 Gone and list again, as from a cluster.
-	cfg.AutoCompactionMode = embed.CompactorModePeriodic
-	cfg.AutoCompactionRetention = "5m"
+	// etcd compacts nothing itself: as kube-apiserver's, the server's compactor does (Store.StartCompactor).
 	// etcd logs every start, election and compaction at info level; the server's own log is enough unless
 	// something goes wrong. Shutdown logs spurious errors ("server closed") at error level, hence fatal.
 	cfg.LogLevel = "fatal"

@@ -74,6 +74,8 @@ type Store struct {
 	// inProcess is a store that calls an etcd of the process without gRPC (OpenEmbedded); stop stops that etcd.
 	inProcess bool
 	stop      func()
+	// stopCompactor stops the compactor StartCompactor started.
+	stopCompactor func()
 	// read are the options of the reads of objects: serializable in the process (see storeOn).
 	read []clientv3.OpOption
 
@@ -172,6 +174,9 @@ func storeOn(client *clientv3.Client, cfg Config, inProcess bool) *Store {
 // Close ends the connection to etcd, and stops an etcd the store runs in the process (OpenEmbedded). Watches
 // end (their channels close) and later calls fail.
 func (s *Store) Close() error {
+	if s.stopCompactor != nil {
+		s.stopCompactor()
+	}
 	werr := s.watcher.Close()
 	err := errors.Join(s.client.Close(), werr)
 	if s.stop != nil {

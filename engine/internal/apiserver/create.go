@@ -61,6 +61,12 @@ func (r *crRequest) create() (reply, error) {
 	obj = r.vi.fieldManager.UpdateNoErrors(live, obj, managerOrUserAgent(opts.FieldManager, r.req.UserAgent())).(*unstructured.Unstructured)
 
 	out, err := r.store(ctx, obj, len(opts.DryRun) > 0)
+	if isTooLarge(err) {
+		// As the create handler does: managedFields can be large, so an object too large to store with them is
+		// stored without them.
+		obj.SetManagedFields(nil)
+		out, err = r.store(ctx, obj, len(opts.DryRun) > 0)
+	}
 	if err != nil {
 		return reply{}, err
 	}

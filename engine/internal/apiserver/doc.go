@@ -31,4 +31,5 @@
 //	discovery.go      /version, /api, /apis and group and version discovery
 //	aggregated.go     aggregated discovery (/apis as one document)
 //	openapi.go        /openapi/v2 and /openapi/v3
+//	openapicache.go   their documents, built once per CRD change and merged per group/version
 package apiserver

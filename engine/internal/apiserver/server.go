@@ -50,6 +50,7 @@ type Server struct {
 	specJSON sync.Map // CRD name -> *encodedSpec
 	// controllersDue is set by a CRD create, which answers before the controllers run (settleControllers).
 	controllersDue atomic.Bool
+	openapi        openAPICache
 }
 
 // jsonPatchMaxCopyBytes is kube-apiserver's cap on what the copy operations of one JSON patch may add (its

@@ -79,9 +79,21 @@ func (r *crRequest) update(strategy updateStrategy, fm *managedfields.FieldManag
 	}
 	manager := managerOrUserAgent(opts.FieldManager, r.req.UserAgent())
 	dedupOwnerReferences(ctx, obj)
-	out, created, err := r.guaranteedUpdate(ctx, strategy, len(opts.DryRun) > 0, false, func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-		return fm.UpdateNoErrors(live, obj.DeepCopy(), manager).(*unstructured.Unstructured), nil
-	})
+	withoutManagedFields := false
+	mutate := func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		updated := fm.UpdateNoErrors(live, obj.DeepCopy(), manager).(*unstructured.Unstructured)
+		if withoutManagedFields {
+			updated.SetManagedFields(nil)
+		}
+		return updated, nil
+	}
+	out, created, err := r.guaranteedUpdate(ctx, strategy, len(opts.DryRun) > 0, false, mutate)
+	if isTooLarge(err) {
+		// As the update handler does: managedFields can be large, so an object too large to store with them is
+		// stored without them.
+		withoutManagedFields = true
+		out, created, err = r.guaranteedUpdate(ctx, strategy, len(opts.DryRun) > 0, false, mutate)
+	}
 	if err != nil {
 		return reply{}, err
 	}

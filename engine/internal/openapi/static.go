@@ -77,24 +77,27 @@ var staticV2 = sync.OnceValues(func() (*spec.Swagger, error) {
 	return sw, nil
 })
 
-// PublishedV2 is /openapi/v2 as kube-apiserver's CRD OpenAPI controller publishes it: the static document with,
-// for each CRD, the documents of its served versions (BuildV2 with V2 and IncludeSelectableFields, defaults
-// pruned) merged in. crdVersions holds one list of served-version documents per CRD.
-func PublishedV2(crdVersions [][]*spec.Swagger) (*spec.Swagger, error) {
+// CRDV2 is one CRD's part of /openapi/v2 as kube-apiserver's CRD OpenAPI controller keeps it: the documents of
+// its served versions (BuildV2 with V2 and IncludeSelectableFields) with defaults pruned, merged. The versions'
+// documents are modified.
+func CRDV2(versions []*spec.Swagger) (*spec.Swagger, error) {
+	merged := &spec.Swagger{}
+	for _, v := range versions {
+		v.Definitions = pruneDefaults(v.Definitions)
+		var err error
+		if merged, err = mergeSpecs(merged, v); err != nil {
+			return nil, err
+		}
+	}
+	return merged, nil
+}
+
+// PublishedV2 is /openapi/v2 as kube-apiserver's CRD OpenAPI controller publishes it: the static document with
+// each CRD's CRDV2 document merged in. The CRDs' documents are not modified.
+func PublishedV2(perCRD []*spec.Swagger) (*spec.Swagger, error) {
 	st, err := staticV2()
 	if err != nil {
 		return nil, err
-	}
-	var perCRD []*spec.Swagger
-	for _, versions := range crdVersions {
-		merged := &spec.Swagger{}
-		for _, v := range versions {
-			v.Definitions = pruneDefaults(v.Definitions)
-			if merged, err = mergeSpecs(merged, v); err != nil {
-				return nil, err
-			}
-		}
-		perCRD = append(perCRD, merged)
 	}
 	return mergeSpecs(st, perCRD...)
 }

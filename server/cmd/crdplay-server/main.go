@@ -11,7 +11,8 @@
 // With --storage etcd, objects are kept in an etcd cluster, or in an etcd the server runs inside itself on a
 // loopback port (--etcd-embedded), whose data survives restarts in --data-dir. --etcd-unsafe-no-fsync is for
 // benchmarks alone: the embedded etcd then acknowledges writes before they are on disk, as the oracle's does,
-// and a crash loses them. While etcd cannot be reached,
+// and a crash loses them. --etcd-compaction-interval (default 5m, 0 never) compacts etcd's history as
+// kube-apiserver does, one replica each interval. While etcd cannot be reached,
 // requests answer 503 Service Unavailable; the server keeps running and recovers when etcd is back.
 //
 // With a site (tools/webbuild's output; by default build/web when it exists, as `make run` builds it), the
@@ -72,6 +73,7 @@ func main() {
 	flag.StringVar(&etcd.KeyFile, "etcd-keyfile", "", "client key `file` for etcd (with --etcd-certfile)")
 	flag.BoolVar(&etcd.Embedded, "etcd-embedded", false, "with --storage etcd: run etcd inside the server, on a loopback port (needs --data-dir)")
 	flag.BoolVar(&etcd.UnsafeNoFsync, "etcd-unsafe-no-fsync", false, "with --etcd-embedded: never fsync etcd's log, as etcd's --unsafe-no-fsync; a crash LOSES ACKNOWLEDGED WRITES (for benchmarks only)")
+	compaction := flag.Duration("etcd-compaction-interval", server.DefaultEtcdCompactionInterval, "with --storage etcd: how often etcd's history is compacted, as kube-apiserver's flag (one replica compacts each interval); 0 never compacts")
 	flag.StringVar(&etcd.DataDir, "data-dir", "", "`directory` of the embedded etcd's data, created if needed")
 	maxLinks := flag.Int("max-links", server.DefaultMaxLinks, "how many short links (POST /crdplay/v1/links) the server keeps in its storage; 0 turns them off")
 	logRequests := flag.Bool("log-requests", false, "log one line per request to stderr")
@@ -105,6 +107,14 @@ func main() {
 		fatalUsage("--emulated-version: %v", err)
 	}
 
+	if *compaction < 0 {
+		fatalUsage("--etcd-compaction-interval: %v is negative", *compaction)
+	}
+	set := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *storage == server.StorageEtcd || set["etcd-compaction-interval"] {
+		etcd.CompactionInterval = *compaction
+	}
 	if *endpoints != "" {
 		etcd.Endpoints = strings.Split(*endpoints, ",")
 	}
@@ -113,8 +123,6 @@ func main() {
 	if err != nil {
 		fatalUsage("--log-format: %v", err)
 	}
-	set := map[string]bool{}
-	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if set["anonymous-auth"] {
 		auth.Anonymous = anonymous
 	}
