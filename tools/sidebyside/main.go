@@ -13,6 +13,10 @@
 // Both etcds skip fsync: the oracle's always does (UnsafeNoFsync, its data is thrown away), so crdplay-server
 // runs here with --etcd-unsafe-no-fsync, a benchmark setting that is never its default; with -fsync-row, the
 // creates are measured a third time on a crdplay-server that fsyncs every write, as it runs for real.
+// crdplay-server runs with authentication and authorization on, as an exposed deployment does: a
+// --token-auth-file with one user outside system:masters, whom the default AuthenticatedWrite mode lets write,
+// and every request of ours carries its bearer token. The oracle has neither (`oracle serve` lets every
+// request in), so its figures are without that work.
 //
 //   - for every CRD of testdata/corpus: POST the CRD, GET it until its Established condition is True, POST its
 //     object until the answer is 201 (a server may answer 404 until it serves the kind), timed from the POST of the
@@ -31,6 +35,7 @@ package main
 import (
 	"bufio"
 	"cmp"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -85,12 +90,13 @@ func main() {
 		log.Fatal(err)
 	}
 
-	oracle, err := startOracle(*oracleBin)
+	c := httpload.Client(*clients)
+	oracle, err := startOracle(*oracleBin, c)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer oracle.stop()
-	ours, err := startOurs(*serverBin, nameOurs, true)
+	ours, err := startOurs(*serverBin, nameOurs, true, c)
 	if err != nil {
 		oracle.stop()
 		log.Fatal(err)
@@ -107,7 +113,6 @@ func main() {
 		}
 		log.Fatal(err)
 	}
-	c := httpload.Client(*clients)
 	fmt.Fprintf(os.Stderr, "sidebyside: %d corpus CRDs x %d repetitions on the oracle and crdplay-server (etcd, both without fsync)\n", len(cases), *reps)
 	for rep := range *reps {
 		for _, k := range cases {
@@ -116,7 +121,7 @@ func main() {
 				order = []*server{ours, oracle}
 			}
 			for _, s := range order {
-				total, post, err := crdToObject(c, s.url, k)
+				total, post, err := crdToObject(s.c, s.url, k)
 				if err != nil {
 					fail(fmt.Errorf("%s, %s: %w", s.name, k.name, err))
 				}
@@ -130,26 +135,26 @@ func main() {
 
 	creates := map[string][]httpload.Row{}
 	if *fsyncRow {
-		if durable, err = startOurs(*serverBin, nameDurable, false); err != nil {
+		if durable, err = startOurs(*serverBin, nameDurable, false, c); err != nil {
 			fail(err)
 		}
 		defer durable.stop()
 		servers = append(servers, durable)
 	}
 	for _, s := range servers {
-		if err := httpload.InstallCronTab(c, s.url); err != nil {
+		if err := httpload.InstallCronTab(s.c, s.url); err != nil {
 			fail(fmt.Errorf("%s: %w", s.name, err))
 		}
 		// Untimed: the real server's first create of a kind takes 2 s more than the next (the corpus rows
 		// include it, as a first object's create does); a throughput is the steady state's.
-		if err := httpload.Creates(c, s.url, "warm")(); err != nil {
+		if err := httpload.Creates(s.c, s.url, "warm")(); err != nil {
 			fail(fmt.Errorf("%s: %w", s.name, err))
 		}
 	}
 	for rep := range *loadReps {
 		fmt.Fprint(os.Stderr, ".")
 		for _, s := range servers {
-			res, err := httpload.Run(*clients, *duration, httpload.Creates(c, s.url, fmt.Sprintf("ct%d", rep)))
+			res, err := httpload.Run(*clients, *duration, httpload.Creates(s.c, s.url, fmt.Sprintf("ct%d", rep)))
 			if err != nil {
 				fail(fmt.Errorf("%s: creates: %w", s.name, err))
 			}
@@ -366,6 +371,7 @@ func established(crd []byte) bool {
 type server struct {
 	name string
 	url  string
+	c    *http.Client // sends the server's requests, with its credentials
 	cmd  *exec.Cmd
 	done chan struct{} // closed when the process has exited
 	dir  string        // removed on stop
@@ -390,13 +396,13 @@ func (s *server) stop() {
 
 // start runs the command and waits for a line of its output (stdout or stderr) that find turns into the
 // server's URL, then until the CRD collection answers.
-func start(name string, cmd *exec.Cmd, dir string, find func(line string) string) (*server, error) {
+func start(name string, cmd *exec.Cmd, dir string, c *http.Client, find func(line string) string) (*server, error) {
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	s := &server{name: name, cmd: cmd, done: make(chan struct{}), dir: dir}
+	s := &server{name: name, c: c, cmd: cmd, done: make(chan struct{}), dir: dir}
 	found := make(chan string, 1)
 	var seen strings.Builder
 	go func() {
@@ -423,7 +429,6 @@ func start(name string, cmd *exec.Cmd, dir string, find func(line string) string
 		s.stop()
 		return nil, fmt.Errorf("%s is not serving after 3 minutes: %s", name, seen.String())
 	}
-	c := httpload.Client(1)
 	for deadline := time.Now().Add(time.Minute); ; {
 		if _, err := httpload.Do(c, "GET", s.url+httpload.CRDs, "", http.StatusOK); err == nil {
 			return s, nil
@@ -435,13 +440,13 @@ func start(name string, cmd *exec.Cmd, dir string, find func(line string) string
 	}
 }
 
-func startOracle(bin string) (*server, error) {
+func startOracle(bin string, c *http.Client) (*server, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	return start(nameOracle, exec.Command(bin, "serve", "--port", fmt.Sprint(port)), "", func(line string) string {
+	return start(nameOracle, exec.Command(bin, "serve", "--port", fmt.Sprint(port)), "", c, func(line string) string {
 		if strings.Contains(line, "apiextensions-apiserver ready") {
 			return url
 		}
@@ -450,17 +455,27 @@ func startOracle(bin string) (*server, error) {
 }
 
 // startOurs starts crdplay-server on an embedded etcd in a temporary directory, without fsync when noFsync
-// (--etcd-unsafe-no-fsync: the oracle's etcd durability, for benchmarks only).
-func startOurs(bin, name string, noFsync bool) (*server, error) {
+// (--etcd-unsafe-no-fsync: the oracle's etcd durability, for benchmarks only), with a --token-auth-file whose
+// one user (not in system:masters: the AuthenticatedWrite authorizer decides) the returned server's client
+// (c with the user's bearer token) is.
+func startOurs(bin, name string, noFsync bool, c *http.Client) (*server, error) {
 	dir, err := os.MkdirTemp("", "sidebyside-etcd-")
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"--addr", "127.0.0.1:0", "--storage", "etcd", "--etcd-embedded", "--data-dir", dir, "--site", ""}
+	token := rand.Text()
+	tokens := filepath.Join(dir, "tokens.csv")
+	if err := os.WriteFile(tokens, []byte(token+",bench,bench-uid\n"), 0o600); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	data := filepath.Join(dir, "etcd")
+	args := []string{"--addr", "127.0.0.1:0", "--storage", "etcd", "--etcd-embedded", "--data-dir", data, "--site", "",
+		"--token-auth-file", tokens}
 	if noFsync {
 		args = append(args, "--etcd-unsafe-no-fsync")
 	}
-	s, err := start(name, exec.Command(bin, args...), dir, func(line string) string {
+	s, err := start(name, exec.Command(bin, args...), dir, httpload.WithBearer(c, token), func(line string) string {
 		if _, after, ok := strings.Cut(line, "url=http://127.0.0.1:"); ok {
 			return "http://127.0.0.1:" + strings.FieldsFunc(after, func(r rune) bool { return r < '0' || r > '9' })[0]
 		}
@@ -642,7 +657,7 @@ func report(w io.Writer, cases []*corpusCase, page *pageFigures, edits map[strin
 		p50 := func(r httpload.Row) float64 { return float64(r.P50.Microseconds()) / 1000 }
 		p99 := func(r httpload.Row) float64 { return float64(r.P99.Microseconds()) / 1000 }
 		or, nr := pick(nameOracle, rps), pick(nameOurs, rps)
-		fmt.Fprintf(w, "| creates/s, %d clients, embedded etcd, both without fsync (%d runs of %s each) | %.0f/s | %.0f/s | %.2fx | ≥ 2x | %s |\n",
+		fmt.Fprintf(w, "| creates/s, %d clients, embedded etcd, both without fsync, crdplay with authentication and authorization (bearer token; the oracle has none) (%d runs of %s each) | %.0f/s | %.0f/s | %.2fx | ≥ 2x | %s |\n",
 			clients, loadReps, d, nr, or, nr/or, verdict(nr >= 2*or))
 		o50, n50 := pick(nameOracle, p50), pick(nameOurs, p50)
 		fmt.Fprintf(w, "| same, p50 latency | %.1f ms | %.1f ms | %.2fx | - | - |\n", n50, o50, n50/o50)

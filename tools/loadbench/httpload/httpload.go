@@ -40,6 +40,27 @@ func Client(clients int) *http.Client {
 	return &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients, DisableCompression: true}, Timeout: 60 * time.Second}
 }
 
+// WithBearer returns a client that sends c's requests over c's transport with `Authorization: Bearer token`,
+// as a kubeconfig's token user does.
+func WithBearer(c *http.Client, token string) *http.Client {
+	rt := c.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	return &http.Client{Transport: bearer{token, rt}, Timeout: c.Timeout}
+}
+
+type bearer struct {
+	token string
+	rt    http.RoundTripper
+}
+
+func (b bearer) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Set("Authorization", "Bearer "+b.token)
+	return b.rt.RoundTrip(req)
+}
+
 // InstallCronTab creates the CronTab CRD on the server at base and waits until its collection answers.
 func InstallCronTab(c *http.Client, base string) error {
 	if _, err := Do(c, "POST", base+CRDs, CRD, http.StatusCreated); err != nil {
