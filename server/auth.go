@@ -60,9 +60,10 @@ type AuthOptions struct {
 // auth is what AuthOptions build: the filter put in front of the API, and the client CA that TLS serving
 // asks clients for.
 type auth struct {
-	// wrap puts authentication and authorization in front of h, composed of upstream's filters as
-	// kube-apiserver composes them; it is the identity when everyone may do everything.
-	wrap func(h http.Handler) http.Handler
+	// authenticate puts the request's parse and authentication in front of h, authorize authorization:
+	// upstream's filters, apart so that the in-flight limit goes between them as DefaultBuildHandlerChain
+	// puts it (see wrap). Both are the identity when everyone may do everything.
+	authenticate, authorize func(h http.Handler) http.Handler
 	// clientCA is the --client-ca-file's content, reloaded when the file changes; nil without one.
 	clientCA *dynamiccertificates.DynamicFileCAContent
 }
@@ -123,7 +124,8 @@ func newAuth(o AuthOptions) (*auth, error) {
 	case AuthorizationAlwaysAllow:
 		if len(authenticators) == 0 {
 			// Everyone is anonymous and allowed everything: nothing to check, nothing to spend.
-			a.wrap = func(h http.Handler) http.Handler { return h }
+			a.authenticate = func(h http.Handler) http.Handler { return h }
+			a.authorize = a.authenticate
 			return a, nil
 		}
 		modeAuthorizer = authorizerfactory.NewAlwaysAllowAuthorizer()
@@ -151,13 +153,19 @@ func newAuth(o AuthOptions) (*auth, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.wrap = func(h http.Handler) http.Handler {
-		// The order of DefaultBuildHandlerChain: request info, then authentication, then authorization.
-		h = filters.WithAuthorization(h, authz, statusCodecs)
+	a.authenticate = func(h http.Handler) http.Handler {
 		h = filters.WithAuthentication(h, authn, filters.Unauthorized(statusCodecs), nil, nil)
 		return filters.WithRequestInfo(h, requestInfos)
 	}
+	a.authorize = func(h http.Handler) http.Handler { return filters.WithAuthorization(h, authz, statusCodecs) }
 	return a, nil
+}
+
+// wrap puts h behind authentication, then limit, then authorization: the order of kube-apiserver's
+// DefaultBuildHandlerChain, where a request over the limit is answered 429 whether or not it would be allowed,
+// and the authorizer is spent only on the requests the limit lets in.
+func (a *auth) wrap(limit *inFlightLimit, h http.Handler) http.Handler {
+	return a.authenticate(limit.wrap(a.authorize(h)))
 }
 
 // authorizerName is the name kube-apiserver gives the authorizer of an --authorization-mode: the mode in lower case.

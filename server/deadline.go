@@ -40,6 +40,8 @@ var statusCodecs = func() serializer.CodecFactory {
 // watch's own, which the engine applies.
 func withRequestDeadline(h http.Handler, max time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Parsed once here, outermost, for the filters inside.
+		r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, requestInfoOf(r)))
 		if isWatch(r) {
 			h.ServeHTTP(w, r)
 			return

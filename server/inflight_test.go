@@ -69,7 +69,14 @@ func TestMaxInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	tokens := filepath.Join(t.TempDir(), "tokens.csv")
-	if err := os.WriteFile(tokens, []byte("admin-token,admin,1,\"system:masters\"\nbob-token,bob,2,\"\"\n"), 0o600); err != nil {
+	if err := os.WriteFile(tokens, []byte("admin-token,admin,1,\"system:masters\"\nbob-token,bob,2,\"\"\ncarol-token,carol,3,\"\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// carol may do everything, bob only read.
+	policy := filepath.Join(t.TempDir(), "policy.jsonl")
+	if err := os.WriteFile(policy, []byte(`{"apiVersion": "abac.authorization.kubernetes.io/v1beta1", "kind": "Policy", "spec": {"user": "carol", "namespace": "*", "resource": "*", "apiGroup": "*"}}
+{"apiVersion": "abac.authorization.kubernetes.io/v1beta1", "kind": "Policy", "spec": {"user": "bob", "namespace": "*", "resource": "*", "apiGroup": "*", "readonly": true}}
+`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -104,6 +111,14 @@ func TestMaxInFlight(t *testing.T) {
 		{"system:masters", 1, 1, AuthOptions{TokenAuthFile: tokens}, "admin-token", holdRead, []probe{
 			{testRequest{"GET", widgets + "/w", ""}, 429, "bob-token"},
 			{testRequest{"GET", widgets + "/w", ""}, 200, "admin-token"},
+		}},
+		// As DefaultBuildHandlerChain orders its filters: authentication, the limit, then authorization. A
+		// request that would be forbidden is turned away by the limit first; one that fails authentication
+		// never reaches it.
+		{"authorization inside the limit", 1, 1, AuthOptions{TokenAuthFile: tokens, AuthorizationMode: AuthorizationABAC, AuthorizationPolicyFile: policy}, "carol-token", holdWrite, []probe{
+			{testRequest{"POST", widgets, widget("v1", "y")}, 429, "bob-token"},
+			{testRequest{"POST", widgets, widget("v1", "y")}, 401, "no-such-token"},
+			{testRequest{"GET", widgets + "/w", ""}, 200, "bob-token"},
 		}},
 		{"no read limit", 0, 1, AuthOptions{}, "", holdRead, []probe{
 			{testRequest{"GET", widgets + "/w", ""}, 200, ""},

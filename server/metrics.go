@@ -33,7 +33,7 @@ type metrics struct {
 }
 
 // requestInfoKey is the context key of the request's parse by requestInfos (nil when it failed), which the
-// metrics make and the request deadline reads, so that a request is parsed once for both.
+// request deadline makes and the metrics and the in-flight limit read, so that a request is parsed once for all.
 type requestInfoKey struct{}
 
 // requestInfoOf is r's parse by requestInfos: the one in its context, or a new one.
@@ -155,14 +155,11 @@ func (m *metrics) instrument(h http.Handler) http.Handler {
 		// Authentication, when on, has parsed the request with the same factory already.
 		info, parsed := request.RequestInfoFrom(r.Context())
 		if !parsed {
-			var err error
-			if info, err = requestInfos.NewRequestInfo(r); err != nil {
-				info = nil
-			}
+			info = requestInfoOf(r)
 		}
 		l := m.labels(r, info)
 		rw := &recordingWriter{ResponseWriter: w}
-		// withRequestDeadline, inside, asks whether the request is a watch: it reads this parse.
+		// The in-flight limit, inside, reads this parse when authentication has made none.
 		h.ServeHTTP(rw, r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info)))
 		code := rw.status
 		if code == 0 {

@@ -175,10 +175,12 @@ func NewHandler(opts Options) (*Handler, error) {
 	if timeout <= 0 {
 		timeout = DefaultRequestTimeout
 	}
-	// Only the API is counted: the site's and the links' paths are not kube-apiserver's.
-	// The limit is inside the deadline, as upstream's filters are ordered: a request that timed out holds its
-	// place until its work has stopped.
-	h = authn.wrap(m.instrument(withRequestDeadline(limit.wrap(h), timeout)))
+	// Only the API is counted: the site's and the links' paths are not kube-apiserver's. The filters are in
+	// DefaultBuildHandlerChain's order: the deadline, authentication, the in-flight limit, authorization. The
+	// limit is inside the deadline, so a request that timed out holds its place until its work has stopped;
+	// and before authorization, so a request over it is answered 429 even if it would be forbidden. The
+	// metrics count what authentication lets in, 429s included, as upstream's apiserver_request_total.
+	h = withRequestDeadline(authn.authenticate(m.instrument(limit.wrap(authn.authorize(h)))), timeout)
 	if opts.Site != "" {
 		site, err := NewSite(opts.Site)
 		if err != nil {
@@ -190,9 +192,11 @@ func NewHandler(opts Options) (*Handler, error) {
 		h = WithSite(h, site)
 	}
 	if !opts.Links.Off {
-		links := limit.wrap(NewLinks(eopts.Storage, opts.Links))
+		var links http.Handler = NewLinks(eopts.Storage, opts.Links)
 		if opts.Auth.AuthenticateLinks {
-			links = authn.wrap(links)
+			links = authn.wrap(limit, links)
+		} else {
+			links = limit.wrap(links)
 		}
 		h = withLinks(h, links)
 	}
@@ -218,7 +222,7 @@ func NewHandler(opts Options) (*Handler, error) {
 		etcdChecks = append(etcdChecks, healthCheck{"etcd-readiness", etcdChecks[0].check})
 	}
 	health.checks["readyz"] = append(append([]healthCheck{pingCheck}, etcdChecks...), shutdown)
-	h = withOperations(h, health, m, func(h http.Handler) http.Handler { return authn.wrap(limit.wrap(h)) })
+	h = withOperations(h, health, m, func(h http.Handler) http.Handler { return authn.wrap(limit, h) })
 	if opts.LogRequests && opts.Log != nil {
 		h = accessLog(h, opts.Log)
 	}
