@@ -18,6 +18,7 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	authzunion "k8s.io/apiserver/pkg/authorization/union"
 	"k8s.io/apiserver/pkg/endpoints/filters"
+	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 )
 
@@ -155,7 +156,15 @@ func newAuth(o AuthOptions) (*auth, error) {
 	}
 	a.authenticate = func(h http.Handler) http.Handler {
 		h = filters.WithAuthentication(h, authn, filters.Unauthorized(statusCodecs), nil, nil)
-		return filters.WithRequestInfo(h, requestInfos)
+		parse := filters.WithRequestInfo(h, requestInfos)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			// The API's deadline, outside, has parsed the request with the same factory: not twice.
+			if _, ok := request.RequestInfoFrom(r.Context()); ok {
+				h.ServeHTTP(w, r)
+				return
+			}
+			parse.ServeHTTP(w, r) // upstream's answer to a request it cannot parse
+		})
 	}
 	a.authorize = func(h http.Handler) http.Handler { return filters.WithAuthorization(h, authz, statusCodecs) }
 	return a, nil

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
+	"k8s.io/apiserver/pkg/endpoints/request"
 )
 
 // DefaultRequestTimeout is how long a request other than a watch may take, and the most a client's ?timeout=
@@ -40,8 +41,13 @@ var statusCodecs = func() serializer.CodecFactory {
 // watch's own, which the engine applies.
 func withRequestDeadline(h http.Handler, max time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// Parsed once here, outermost, for the filters inside.
-		r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, requestInfoOf(r)))
+		// Parsed once here, outermost as upstream's WithRequestInfo, for the filters inside.
+		info := requestInfoOf(r)
+		ctx := context.WithValue(r.Context(), requestInfoKey{}, info)
+		if info != nil {
+			ctx = request.WithRequestInfo(ctx, info)
+		}
+		r = r.WithContext(ctx)
 		if isWatch(r) {
 			h.ServeHTTP(w, r)
 			return

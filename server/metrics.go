@@ -159,8 +159,12 @@ func (m *metrics) instrument(h http.Handler) http.Handler {
 		}
 		l := m.labels(r, info)
 		rw := &recordingWriter{ResponseWriter: w}
-		// The in-flight limit, inside, reads this parse when authentication has made none.
-		h.ServeHTTP(rw, r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info)))
+		// The in-flight limit, inside, reads this parse when authentication has made none; the API's
+		// deadline, outside, has put it there already.
+		if _, ok := r.Context().Value(requestInfoKey{}).(*request.RequestInfo); !ok {
+			r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info))
+		}
+		h.ServeHTTP(rw, r)
 		code := rw.status
 		if code == 0 {
 			code = http.StatusOK
