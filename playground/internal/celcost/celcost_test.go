@@ -33,14 +33,7 @@ const schema = `{
 }`
 
 func crd(t *testing.T) *apiextensionsv1.CustomResourceDefinition {
-	t.Helper()
-	var s apiextensionsv1.JSONSchemaProps
-	if err := json.Unmarshal([]byte(schema), &s); err != nil {
-		t.Fatal(err)
-	}
-	return &apiextensionsv1.CustomResourceDefinition{Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-		Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &s}}},
-	}}
+	return crdOf(t, schema)
 }
 
 func TestReport(t *testing.T) {

@@ -106,9 +106,6 @@ func parseSelf(self string) ([]step, error) {
 			name = strings.TrimSuffix(name, "[*]")
 			n++
 		}
-		if name == "" && (len(out) == 0 && n == 0) {
-			continue
-		}
 		if strings.ContainsAny(name, "[]") {
 			return nil, fmt.Errorf("self %q: want property names and [*], as spec.items[*]", self)
 		}
@@ -223,16 +220,16 @@ func Scratch(ctx context.Context, ps *Schema, in ScratchInput) (*ScratchResult, 
 	if in.Old != nil {
 		old = servedObject(in.Old, served)
 	}
-	allSteps := steps
+	// As the validator: a resource's root (the object, an embedded resource) has its apiVersion, kind and
+	// metadata.name and generateName whatever the schema says.
+	atRoot := len(steps) == 0
 	var walk func(v, oldV interface{}, s *structuralschema.Structural, steps []step, path string)
 	walk = func(v, oldV interface{}, s *structuralschema.Structural, steps []step, path string) {
 		if v == nil || s == nil {
 			return
 		}
 		if len(steps) == 0 {
-			// As the validator: a resource's root (the object, an embedded resource) has its apiVersion, kind
-			// and metadata.name and generateName whatever the schema says.
-			if len(steps) == len(allSteps) || s.XEmbeddedResource {
+			if atRoot || s.XEmbeddedResource {
 				s = model.WithTypeAndObjectMeta(s)
 			}
 			res.Values = append(res.Values, evalAt(ctx, prog, v, oldV, s, path, res.UsesOldSelf, in.OptionalOldSelf))
