@@ -35,11 +35,13 @@ export class Scratchpad {
   #object: HTMLSelectElement;
   #optional: HTMLInputElement;
   #out: HTMLElement;
-  #limits: CrdplayCELLimits | null = null;
+  /** The editors' last evaluation: the CRD versions to choose from, the cost limits. */
+  #res: CrdplayEvaluateResult | null = null;
   /** Bumped by every request: an answer is shown only if it is the last one's. */
   #gen = 0;
   #timer = 0;
-  /** Whether an evaluation came since the expression was last evaluated (update, while the pane was hidden). */
+  /** Whether an evaluation came since the choices were filled and the expression evaluated: the pane was
+   * hidden then, and what it would have read (the objects editor's documents) waits until it is shown. */
   #outdated = false;
   /** Resolves when the last request's answer is shown (tests, the console). */
   idle: Promise<void> = Promise.resolve();
@@ -84,9 +86,25 @@ export class Scratchpad {
     this.#show(h('p', { class: 'muted' }, 'Evaluated as an x-kubernetes-validations rule of the CRD would be, once the CRD is installed.'));
   }
 
-  /** A new evaluation of the editors: the CRD versions to choose from, the objects, and the expression again. */
+  /** A new evaluation of the editors: the choices and the expression again, now if the pane is shown, else when
+   * it is (shown): an edit with the pane hidden costs the scratchpad nothing. */
   update(res: CrdplayEvaluateResult): void {
-    this.#limits = res.celLimits;
+    this.#res = res;
+    this.#outdated = true;
+    if (this.#host.shown()) this.shown();
+  }
+
+  /** The CEL pane is shown: an evaluation that came since the last one the scratchpad saw is evaluated against. */
+  shown(): void {
+    if (!this.#outdated || !this.#res) return;
+    this.#outdated = false;
+    this.#fillTargets(this.#res);
+    this.#fillObjects();
+    this.#soon(0);
+  }
+
+  /** The established CRDs' served versions, the one chosen before kept. */
+  #fillTargets(res: CrdplayEvaluateResult): void {
     const want = this.#target.value || this.#target.dataset.want || '';
     const opts: HTMLElement[] = [];
     for (const c of res.crds) {
@@ -99,14 +117,6 @@ export class Scratchpad {
     }
     this.#target.replaceChildren(...opts);
     if (opts.some((o) => (o as HTMLOptionElement).value === want)) this.#target.value = want;
-    this.#fillObjects();
-    this.#outdated = true;
-    if (this.#host.shown()) this.#soon(0);
-  }
-
-  /** The CEL pane is shown: an evaluation that came while it was hidden is evaluated against now. */
-  shown(): void {
-    if (this.#outdated) this.#soon(0);
   }
 
   /** Puts a rule in the scratchpad (the CEL table's "try"), on its CRD version and node. */
@@ -149,7 +159,6 @@ export class Scratchpad {
   /** Evaluates the expression now. */
   evaluate(): Promise<void> {
     clearTimeout(this.#timer);
-    this.#outdated = false;
     const gen = ++this.#gen;
     const call = this.#host.call();
     const expression = this.#expr.value;
@@ -233,7 +242,7 @@ export class Scratchpad {
     out.push(h('p', { class: 'scratch-type' }, 'type ', h('code', {}, s.type ?? '?'), s.usesOldSelf ? h('span', { class: 'muted' }, ' (uses oldSelf: a transition rule)') : null));
     out.push(values(s.values));
     if (s.asRule) out.push(h('p', { class: 'warning scratch-asrule' }, `As a rule, the API would refuse it: ${s.asRule}`));
-    out.push(costs(s, this.#limits, res.compatibility));
+    out.push(costs(s, this.#res?.celLimits ?? null, res.compatibility));
     this.#show(...out);
   }
 }
