@@ -122,6 +122,8 @@ type Schema struct {
 	// scratch is the served schema of a version without rules, built for Scratch on first use.
 	scratch    *structuralschema.Structural
 	scratchErr error
+	// scratchNode is the node Scratch last compiled at.
+	scratchNode *scratchNode
 }
 
 // Prepare converts every version's schema of crd once, for Report, k8sversions.Analyze and NewRuntime.

@@ -14,6 +14,7 @@ import (
 	"github.com/google/cel-go/interpreter"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apivalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
@@ -142,37 +143,21 @@ func Scratch(ctx context.Context, ps *Schema, in ScratchInput) (*ScratchResult, 
 	if _, err := nodeAt(served, steps, in.Self); err != nil {
 		return nil, err
 	}
-	rule := apiextensions.ValidationRule{Rule: in.Expression}
+	rule := apiextensionsv1.ValidationRule{Rule: in.Expression}
 	if in.OptionalOldSelf {
 		t := true
 		rule.OptionalOldSelf = &t
 	}
-	// The schema with the expression as the node's only rule, walked as CRD validation walks it: the node's
-	// CEL type and cardinality come from upstream's CELSchemaContext.
-	root := withRule(ps.Internal, steps, rule)
-	cctx := apivalidation.RootCELContext(root)
-	s := root
-	for _, st := range steps {
-		switch {
-		case !st.items:
-			p := s.Properties[st.name]
-			s = &p
-			cctx = cctx.ChildPropertyContext(s, st.name)
-		case s.Items != nil && s.Items.Schema != nil:
-			s = s.Items.Schema
-			cctx = cctx.ChildItemsContext(s)
-		default:
-			s = s.AdditionalProperties.Schema
-			cctx = cctx.ChildAdditionalPropertiesContext(s)
-		}
+	node, err := ps.ruleNode(in.Self, steps)
+	if err != nil {
+		return nil, err
 	}
-	info, err := cctx.TypeInfo()
-	if err != nil || info == nil {
-		return nil, fmt.Errorf("no CEL type for %s: %v", selfName(in.Self), err)
-	}
+	// The node's structural schema with the expression as its only rule, as cel.Compile reads a node's rules.
+	at := *node.info.Schema
+	at.XValidations = apiextensionsv1.ValidationRules{rule}
 	capture := &envCapture{EnvLoader: cel.NewExpressionsEnvLoader()}
 	envSet := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion())
-	compiled, err := compileAt(cctx, info.Schema, info.DeclType, envSet, capture)
+	compiled, err := compileAt(node.ctx, &at, node.info.DeclType, envSet, capture)
 	if err != nil {
 		return nil, err
 	}
@@ -397,6 +382,46 @@ type envCapture struct {
 func (c *envCapture) RuleEnv(s *environment.EnvSet, expr string) *celgo.Env {
 	c.env = c.EnvLoader.RuleEnv(s, expr)
 	return c.env
+}
+
+// scratchNode is the CEL context and type of the node a scratch rule sits on: its CEL type and cardinality do
+// not depend on the rule, so an expression typed character by character converts the schema once, not on
+// every keystroke (a 2.8 MB schema's conversion takes about 50 ms natively).
+type scratchNode struct {
+	self string
+	ctx  *apivalidation.CELSchemaContext
+	info *apivalidation.CELTypeInfo
+}
+
+// ruleNode walks the schema, with a rule at the node of steps, as CRD validation walks it, so that the node's
+// CEL type and cardinality are upstream's CELSchemaContext's. The last node walked is kept.
+func (ps *Schema) ruleNode(self string, steps []step) (*scratchNode, error) {
+	if n := ps.scratchNode; n != nil && n.self == self {
+		return n, nil
+	}
+	root := withRule(ps.Internal, steps, apiextensions.ValidationRule{Rule: "true"})
+	cctx := apivalidation.RootCELContext(root)
+	s := root
+	for _, st := range steps {
+		switch {
+		case !st.items:
+			p := s.Properties[st.name]
+			s = &p
+			cctx = cctx.ChildPropertyContext(s, st.name)
+		case s.Items != nil && s.Items.Schema != nil:
+			s = s.Items.Schema
+			cctx = cctx.ChildItemsContext(s)
+		default:
+			s = s.AdditionalProperties.Schema
+			cctx = cctx.ChildAdditionalPropertiesContext(s)
+		}
+	}
+	info, err := cctx.TypeInfo()
+	if err != nil || info == nil {
+		return nil, fmt.Errorf("no CEL type for %s: %v", selfName(self), err)
+	}
+	ps.scratchNode = &scratchNode{self: self, ctx: cctx, info: info}
+	return ps.scratchNode, nil
 }
 
 // withRule is s with rule as the only rule of the node at steps; the nodes on the way are copies.
