@@ -1,8 +1,9 @@
 // Load benchmark (a report, never a test): headless Chromium loads the playground from crdplay-server on
-// loopback, cold (a fresh profile: no HTTP cache, no compiled-wasm cache) and warm (a reload in the same
-// profile), with the wasm sent brotli-encoded (what browsers ask for) and plain; then the time an edit takes to
+// loopback, cold (a fresh profile: no HTTP cache, no compiled-wasm cache) and warm (again in the same
+// profile, in a new tab), with the wasm sent brotli-encoded (what browsers ask for) and plain; then the time an edit takes to
 // be re-evaluated (from the edit of the text, the page scheduling its evaluation as for typing, to the results
-// shown and to the next frame, with where the time went), and the round trip of a small request. Prints Markdown tables with each figure beside its
+// shown and to the next frame, with where the time went), on the freshly loaded page: cold (the first edits
+// after its load, before any other work) and warm (the edits after those); and the round trip of a small request. Prints Markdown tables with each figure beside its
 // target (the load and re-evaluation goals: editors interactive within 0.5 s, engine ready within 2 s, re-evaluation within 20 ms median
 // for the CronTab example and within 150 ms for the largest CRD of the corpus, its compile cached).
 //
@@ -47,7 +48,8 @@ async function load(page, url) {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const rows = [];
-let evalTimes;
+let evalTimes; // the first 30 edits after the page's load
+let evalWarm; // the 30 after those
 let largestTimes;
 let phases;
 let rtt;
@@ -62,7 +64,6 @@ for (const encoding of editsOnly ? ['br'] : ['br', 'identity']) {
       if (resp.url().endsWith('.wasm')) seen.add((await resp.allHeaders())['content-encoding'] ?? 'identity');
     });
     cold.push(await load(b.page, server.url));
-    warm.push(await load(b.page, server.url));
     if (!evalTimes && encoding === 'br') {
       // An edit as typing makes it: the time from the edit of the editor's text (before CodeMirror's update)
       // to its results shown (the page's data-runs counter moved: panes and diagnostics updated), the page
@@ -100,15 +101,17 @@ for (const encoding of editsOnly ? ['br'] : ['br', 'identity']) {
           return { wall: t1 - t0, painted: t2 - t0, engine: app.evaluation.timings.total, queued: t.start ? t.start - t0 : NaN, call: t.call, diagnostics: t.diagnostics, pane: t.pane };
         };
       });
-      evalTimes = await b.page.evaluate(async () => {
+      // On the page as a visitor meets it, right after its first load: the first 30 edits (cold: V8 still
+      // compiling and tiering up what they run), then 30 more (warm).
+      [evalTimes, evalWarm] = await b.page.evaluate(async () => {
         const app = window.crdplayPlayground;
         const base = app.editors.text('objects');
         const times = [];
-        for (let j = 0; j < 30; j++) times.push(await window.crdplayBenchEdit('objects', base.replace('my-awesome-cron-image', `image-${j}`)));
-        return times;
+        for (let j = 0; j < 60; j++) times.push(await window.crdplayBenchEdit('objects', base.replace('my-awesome-cron-image', `image-${j}`)));
+        return [times.slice(0, 30), times.slice(30)];
       });
       // The same for the largest corpus CRD: installed once (not timed: that is the compile), then edits of
-      // its object, each a different label value.
+      // its object, each a different label value: the first 15 after its install (cold), then 15 more (warm).
       largestTimes = await b.page.evaluate(async ({ crd, object }) => {
         const app = window.crdplayPlayground;
         app.editors.set('crd', crd);
@@ -120,14 +123,20 @@ for (const encoding of editsOnly ? ['br'] : ['br', 'identity']) {
         await app.idle;
         const accepted = app.evaluation.objects.map((o) => o.status);
         const times = [];
-        for (let j = 0; j < 15; j++) times.push(await window.crdplayBenchEdit('objects', object.replace('no-test: "environment"', `no-test: "edit-${j}"`)));
-        return { install, accepted, times };
+        for (let j = 0; j < 30; j++) times.push(await window.crdplayBenchEdit('objects', object.replace('no-test: "environment"', `no-test: "edit-${j}"`)));
+        return { install, accepted, times: times.slice(0, 15), warm: times.slice(15) };
       }, largest);
+    }
+    // Warm: the page again in a new tab of the same profile (its HTTP cache and V8's compiled-wasm cache kept;
+    // a reload of the same tab would bring back the work the edits above left in it).
+    const again = await b.context.newPage();
+    warm.push(await load(again, server.url));
+    if (!editsOnly && !phases && encoding === 'br') {
       // Each phase of an evaluation as the engine's Timings split it, in Chromium, for tools/wasmratio to put
       // beside the native times of the same benchmarks (playground/bench_test.go). Straight through the
       // bridge, nothing rendered; V8 tiers up hot wasm functions as it goes, so only the later half of each
       // series counts, as Go's benchmarks run their timed loop after a ramp.
-      if (!editsOnly) phases = await b.page.evaluate(async ({ crontab, largest }) => {
+      if (!editsOnly) phases = await again.evaluate(async ({ crontab, largest }) => {
         const app = window.crdplayPlayground;
         const call = async (x) => {
           const r = JSON.parse(await app.client.call('evaluate', JSON.stringify(x)));
@@ -155,7 +164,7 @@ for (const encoding of editsOnly ? ['br'] : ['br', 'identity']) {
         }
         return { userAgent: navigator.userAgent, benchmarks: out };
       }, { crontab: crontabExample, largest });
-      if (!editsOnly) rtt = await b.page.evaluate(async () => {
+      if (!editsOnly) rtt = await again.evaluate(async () => {
         const times = [];
         for (let j = 0; j < 200; j++) {
           const t0 = performance.now();
@@ -183,22 +192,28 @@ console.log('| load | HTML | editors interactive | wasm headers | wasm compiled 
 console.log('|---|---:|---:|---:|---:|---:|---:|---|');
 for (const r of rows) console.log(`| ${r.load} | ${f(r.html)} | ${f(r.editors)} | ${f(r.headers)} | ${f(r.compiled)} | ${f(r.ready)} | ${f(r.results)} | ${r.all} |`);
 const cold = rows[0];
-const ev = evalTimes.map((x) => x.wall).sort((a, b) => a - b);
+const sortedWall = (times) => times.map((x) => x.wall).sort((a, b) => a - b);
+const p90 = (xs) => xs[Math.floor(xs.length * 0.9)];
+const ev = sortedWall(evalTimes);
 const evMedian = ev[ev.length >> 1];
 const evEngine = evalTimes.map((x) => x.engine).sort((a, b) => a - b);
 console.log('\n| target (load, re-evaluation) | measured | target | verdict |');
 console.log('|---|---:|---:|---|');
 console.log(`| editors interactive, cold (brotli) | ${f(cold.editors)} ms | 500 ms | ${verdict(cold.editors, 500)} |`);
 console.log(`| engine ready, cold (brotli) | ${f(cold.ready)} ms | 2000 ms | ${verdict(cold.ready, 2000)} |`);
-console.log(`| re-evaluation after an edit, CronTab example, median of ${ev.length} (edit to results shown) | ${evMedian.toFixed(1)} ms | 20 ms | ${verdict(evMedian, 20)} |`);
-const lw = largestTimes.times.map((x) => x.wall).sort((a, b) => a - b);
-const lwMedian = lw[lw.length >> 1];
-console.log(`| re-evaluation after an edit, largest corpus CRD (argo-workflows Workflow, 2.8 MB), median of ${lw.length} | ${lwMedian.toFixed(1)} ms | 150 ms | ${verdict(lwMedian, 150)} |`);
-// An edit is one frame: results within 16 ms at p90 (10 ms median) for CronTab, 40 ms for the largest CRD.
-const p90 = (xs) => xs[Math.floor(xs.length * 0.9)];
-console.log(`| edit to results shown, CronTab, median (one frame) | ${evMedian.toFixed(1)} ms | 10 ms | ${verdict(evMedian, 10)} |`);
-console.log(`| edit to results shown, CronTab, p90 (one frame) | ${p90(ev).toFixed(1)} ms | 16 ms | ${verdict(p90(ev), 16)} |`);
-console.log(`| edit to results shown, largest corpus CRD, p90 (one frame) | ${p90(lw).toFixed(1)} ms | 40 ms | ${verdict(p90(lw), 40)} |`);
+const lw = sortedWall(largestTimes.times);
+// An edit is one frame: results within 16 ms at p90 (10 ms median) for CronTab, 40 ms for the largest CRD; the
+// re-evaluation goals: 20 ms and 150 ms median. Each twice: the first edits after the page's load (cold) and
+// the ones after those (warm).
+for (const [kind, cron, big] of [['cold', ev, lw], ['warm', sortedWall(evalWarm), sortedWall(largestTimes.warm)]]) {
+  const m = cron[cron.length >> 1];
+  const bm = big[big.length >> 1];
+  console.log(`| re-evaluation after an edit, CronTab example, median of ${cron.length}, ${kind} (edit to results shown) | ${m.toFixed(1)} ms | 20 ms | ${verdict(m, 20)} |`);
+  console.log(`| re-evaluation after an edit, largest corpus CRD (argo-workflows Workflow, 2.8 MB), median of ${big.length}, ${kind} | ${bm.toFixed(1)} ms | 150 ms | ${verdict(bm, 150)} |`);
+  console.log(`| edit to results shown, CronTab, median (one frame), ${kind} | ${m.toFixed(1)} ms | 10 ms | ${verdict(m, 10)} |`);
+  console.log(`| edit to results shown, CronTab, p90 (one frame), ${kind} | ${p90(cron).toFixed(1)} ms | 16 ms | ${verdict(p90(cron), 16)} |`);
+  console.log(`| edit to results shown, largest corpus CRD, p90 (one frame), ${kind} | ${p90(big).toFixed(1)} ms | 40 ms | ${verdict(p90(big), 40)} |`);
+}
 // For tools/sidebyside's table: each example's edit-to-results times, ms.
 const editSummary = (times) => {
   const w = times.map((x) => x.wall).sort((a, b) => a - b);
@@ -210,7 +225,7 @@ const editSummary = (times) => {
 // result parsed) and the engine's evaluation within it, the editors' diagnostics, the visible pane.
 console.log('\n| edit to results, median (p90) ms | edit to shown | to painted | edit to call | engine call | of which the evaluation | diagnostics | visible pane |');
 console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
-for (const [name, times] of [['CronTab', evalTimes], ['largest corpus CRD', largestTimes.times]]) {
+for (const [name, times] of [['CronTab, cold', evalTimes], ['CronTab, warm', evalWarm], ['largest corpus CRD, cold', largestTimes.times], ['largest corpus CRD, warm', largestTimes.warm]]) {
   const q = (k) => {
     const xs = times.map((x) => x[k]).filter(Number.isFinite).sort((a, b) => a - b);
     return xs.length ? `${xs[xs.length >> 1].toFixed(1)} (${xs[Math.floor(xs.length * 0.9)].toFixed(1)})` : '-';
@@ -219,7 +234,10 @@ for (const [name, times] of [['CronTab', evalTimes], ['largest corpus CRD', larg
 }
 const editsFile = process.env.CRDPLAY_EDITS_FILE ?? path.join(root, 'build/bench/page-edits.json');
 fs.mkdirSync(path.dirname(editsFile), { recursive: true });
-fs.writeFileSync(editsFile, JSON.stringify({ crontab: editSummary(evalTimes), largest: editSummary(largestTimes.times) }, null, 1));
+fs.writeFileSync(editsFile, JSON.stringify({
+  crontab: editSummary(evalTimes), 'crontab-warm': editSummary(evalWarm),
+  largest: editSummary(largestTimes.times), 'largest-warm': editSummary(largestTimes.warm),
+}, null, 1));
 // For tools/wasmratio, which make bench runs next.
 const phasesFile = process.env.CRDPLAY_PHASES_FILE ?? path.join(root, 'build/bench/chromium-phases.json');
 if (phases) {
