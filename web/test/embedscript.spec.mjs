@@ -393,6 +393,17 @@ ${esc(gadget)}</pre>
   await edit(b, 'good-gadget', 'gadget-2', 'Gadget');
   await edit(a, 'widget-2', 'widget-3', 'Widget');
   await edit(b, 'gadget-2', 'gadget-3', 'Gadget');
+  // The CEL scratchpad of the frame that did not evaluate last answers for its own CRD too: its expression is
+  // compiled against its CRD's schema, not the one the engine's session holds from the other frame.
+  const cel = (f) => f.evaluate(async () => JSON.parse(await window.crdplayPlayground.client.call('cel',
+    JSON.stringify({ expression: "self.spec.size == 'small'", object: window.crdplayPlayground.editors.text('objects') }))));
+  const fromA = await cel(a);
+  assert.deepEqual([fromA.crd, fromA.error, fromA.scratch?.values.map((v) => v.value)], ['widgets.demo.example.com', undefined, [true]], JSON.stringify(fromA));
+  const fromB = await cel(b);
+  assert.deepEqual([fromB.crd, fromB.error, fromB.scratch?.values.map((v) => v.value)], ['gadgets.demo.example.com', undefined, [true]], JSON.stringify(fromB));
+  // And the edits after it still meet their own CRDs.
+  await edit(a, 'widget-3', 'widget-4', 'Widget');
+  await edit(b, 'gadget-3', 'gadget-4', 'Gadget');
   assert.deepEqual(problems, []);
   await page.close();
 });

@@ -7,7 +7,8 @@
 // The engine's evaluator keeps one session (the CRD text it installed, wasm/main_js.go), and a frame sends its
 // CRD texts only when they changed (evaluate.ts): with several frames that is only true of the frame that
 // evaluated last. So each engine's evaluations run here one at a time, and one from another frame than the
-// last gets its frame's last CRD texts put back in.
+// last gets its frame's last CRD texts put back in; so does the CEL scratchpad's call, which compiles against
+// the session's CRDs.
 import { install, CrdplayClient as WorkerClient } from '../../static/client.js';
 import type { CrdplayClient, CrdplayWebhook } from '../../static/crdplay.d.ts';
 import { CONNECT, ENGINE_HELLO, fromHost, hostTarget, METHODS } from './protocol';
@@ -89,10 +90,18 @@ function serve(port: MessagePort, e: Engine): void {
       case 'request':
       case 'reset':
       case 'call': {
-        const run = (): Promise<unknown> => {
+        const run = async (): Promise<unknown> => {
           e.current = c;
           if (m.op === 'request') return client.request(m.arg);
           if (m.op === 'reset') return client.reset();
+          if (m.method === 'cel' && e.last !== c && typeof c.sticky.crds === 'string') {
+            // The scratchpad compiles against the CRDs the session holds, which are another frame's: this
+            // frame's go back in first (an evaluation of no objects; the session keeps an unchanged text
+            // installed). Its old CRDs of an upgrade cannot go with them (only an upgrade evaluation keeps
+            // those), so no frame is the last now: each one's next evaluation brings back all of its texts.
+            await client.call('evaluate', JSON.stringify({ crds: c.sticky.crds, objects: '' }));
+            e.last = null;
+          }
           if (m.method !== 'evaluate' || typeof m.arg !== 'string') return client.call(m.method, m.arg);
           const input = JSON.parse(m.arg);
           for (const k of STICKY) {
@@ -102,8 +111,10 @@ function serve(port: MessagePort, e: Engine): void {
           e.last = c;
           return client.call('evaluate', JSON.stringify(input));
         };
-        // Evaluations one at a time (see above); other calls at once.
-        const done = m.op === 'call' && m.method === 'evaluate' ? (e.queue = e.queue.then(run, run)) : run();
+        // Evaluations and the scratchpad's calls one at a time (see above: both need the frame's CRDs in the
+        // session); other calls at once.
+        const queued = m.op === 'call' && (m.method === 'evaluate' || m.method === 'cel');
+        const done = queued ? (e.queue = e.queue.then(run, run)) : run();
         done.then((value) => post({ type: 'reply', id: m.id, ok: true, value }),
           (err) => post({ type: 'reply', id: m.id, ok: false, error: err?.error ? err : { error: String(err?.message ?? err) } }));
         return;
