@@ -62,7 +62,8 @@ func otherKind(d *yamlpos.Doc) bool {
 	return kind != "CustomResourceDefinition" || group != "apiextensions.k8s.io"
 }
 
-// notChecked is the note of a document of a CRD text that is not a CRD.
+// notChecked is the note of a document of a CRD text that is not a CRD: a warning for admission
+// configuration (admissionKind), whose absence can change the answers, a note for anything else.
 func notChecked(src Source, d *yamlpos.Doc) Diagnostic {
 	apiVersion, kind, name := docMeta(d)
 	what := kind
@@ -72,8 +73,36 @@ func notChecked(src Source, d *yamlpos.Doc) Diagnostic {
 	if apiVersion != "" {
 		what += " (" + apiVersion + ")"
 	}
+	if admissionKind(apiVersion, kind) {
+		return Diagnostic{Source: src, Document: d.Index, Type: "NotChecked", Severity: SeverityWarning, Span: d.Start(), Exact: true,
+			Message: notAppliedMessage(what)}
+	}
 	return Diagnostic{Source: src, Document: d.Index, Type: "NotChecked", Severity: SeverityInfo, Span: d.Start(), Exact: true,
 		Message: fmt.Sprintf("not checked: %s is not a CustomResourceDefinition; the playground checks CRDs and the objects they define", what)}
+}
+
+// admissionKind reports whether apiVersion and kind name admission configuration: a policy, a policy's
+// binding or a webhook configuration of admissionregistration.k8s.io. A cluster that holds one runs it on
+// the writes of CRDs and objects that the playground answers for, and it can refuse or change them; the
+// playground does not run admission, so its answers are those of a cluster without it, which the user must
+// be told rather than left to read a "safe" as the cluster's.
+func admissionKind(apiVersion, kind string) bool {
+	group, _, _ := strings.Cut(apiVersion, "/")
+	if group != "admissionregistration.k8s.io" {
+		return false
+	}
+	switch kind {
+	case "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding",
+		"ValidatingWebhookConfiguration", "MutatingWebhookConfiguration":
+		return true
+	}
+	return false
+}
+
+// notAppliedMessage is the warning for admission configuration among the inputs; what names the document.
+func notAppliedMessage(what string) string {
+	return fmt.Sprintf("not applied: %s is admission configuration, which a cluster holding it runs on the writes checked here "+
+		"and which can refuse or change them; the playground does not run admission policies or webhooks, so its answers are a cluster's without it", what)
 }
 
 // builtinGroup reports whether an API group is one of kube-apiserver's own (the core group "" and the

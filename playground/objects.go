@@ -296,6 +296,11 @@ func (ev *evaluation) identify(o *object, m map[string]interface{}) {
 		ev.fail(o, "NoKindMatch", err.Error(), "apiVersion")
 		return
 	}
+	if c == nil && admissionKind(apiVersion, kind) {
+		ev.objectDiag(o, Diagnostic{Type: "NotChecked", Severity: SeverityWarning, Span: o.doc.Start(), Exact: true,
+			Message: notAppliedMessage(fmt.Sprintf("%s (%s)", kind, apiVersion))})
+		return
+	}
 	if c == nil && builtinGroup(gv.Group) {
 		// A Deployment, Namespace or RBAC object beside the custom resources (an operator's bundle, a
 		// chart's output): not the playground's to check, and no reason to check nothing.

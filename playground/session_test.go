@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -438,4 +439,57 @@ func unquotedWarnings(h http.Header) []string {
 		out = append(out, w)
 	}
 	return out
+}
+
+// TestAdmissionConfigurationNotApplied: a policy, a binding or a webhook configuration among the inputs (a
+// release bundle's, beside its CRDs or its objects) is a warning at its document, since a cluster holding it
+// would run it on the writes answered here; other documents not checked (a Namespace, a Deployment) stay notes.
+func TestAdmissionConfigurationNotApplied(t *testing.T) {
+	crd := readText(t, "basic-crontab", "crd.yaml") + `
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: replicas-limit
+spec:
+  validations:
+  - expression: "object.spec.replicas <= 5"
+---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: crons
+`
+	objects := crontabObject + `---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicyBinding
+metadata:
+  name: defaults
+spec:
+  policyName: defaults
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: cron-controller
+`
+	res := evaluate(t, NewSession(Options{}), Input{CRDs: &crd, Objects: objects})
+	var got []string
+	for _, d := range res.Diagnostics {
+		if d.Type == "NotChecked" {
+			got = append(got, fmt.Sprintf("%s %s line %d: %s", d.Source, d.Severity, d.Line, strings.SplitN(d.Message, " is ", 2)[0]))
+		}
+	}
+	want := []string{
+		"crds warning line 44: not applied: ValidatingAdmissionPolicy replicas-limit (admissionregistration.k8s.io/v1)",
+		"crds info line 52: not checked: Namespace crons (v1)",
+		"objects warning line 9: not applied: MutatingAdmissionPolicyBinding (admissionregistration.k8s.io/v1)",
+		"objects info line 16: not checked: Deployment (apps/v1)",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("not checked:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if res.Objects[0].Status != 201 {
+		t.Errorf("the CronTab: %d", res.Objects[0].Status)
+	}
 }

@@ -330,7 +330,13 @@ func TestUpgradeBundle(t *testing.T) {
 	for _, d := range res.Diagnostics {
 		if d.Type == "NotChecked" {
 			notChecked++
-			if d.Severity != SeverityInfo || d.Line < 1 {
+			// Admission configuration is a warning: the cluster would run it on these writes, the playground
+			// does not. Anything else not checked changes nothing of the answers: a note.
+			want := SeverityInfo
+			if strings.Contains(d.Message, "ValidatingAdmissionPolicy") {
+				want = SeverityWarning
+			}
+			if d.Severity != want || d.Line < 1 {
 				t.Errorf("not-checked note %+v", d)
 			}
 		}

@@ -10,7 +10,9 @@
 // files, recursively, as kubectl -R reads them) or - for standard input, and may hold many documents: a
 // release's install file, an operator bundle, `helm template` output. --new and --crd may be repeated, and
 // their files form one release. Documents that are neither CRDs nor objects of a CRD given (Namespaces,
-// RBAC, Deployments, admission policies) are listed once as not checked; only an input that is not YAML,
+// RBAC, Deployments, admission policies) are listed once as not checked, admission configuration (policies,
+// bindings, webhook configurations) as a warning, since a cluster holding it would run it on the writes
+// checked and crdplay does not run admission; only an input that is not YAML,
 // or a CRD input that holds no CRD at all, is bad input. Objects are read as kubectl v1.37 reads them: each
 // document converted to JSON on the client (a key given twice keeps its last value), a List standing for its
 // items.
@@ -112,7 +114,8 @@
 //	    "severity" ("error" | "warning" | "info"),
 //	    "type",      // API cause reason (FieldValueInvalid, ...), Status reason, "Warning", or an input
 //	                 // problem: UnreadableFile, EmptyInput, YAMLSyntax, NotAnObject, MissingKind, NoKindMatch,
-//	                 // NoCRD, DuplicateCRD, StoredVersions, TooLarge; "NotChecked" (info) for a document left out
+//	                 // NoCRD, DuplicateCRD, StoredVersions, TooLarge; "NotChecked" for a document left out (info;
+//	                 // a warning for admission configuration, not applied)
 //	    "field",     // omitted when empty
 //	    "message",
 //	    "object": {"kind", "namespace", "name"},              // diagnostics in object files

@@ -153,8 +153,16 @@ func (r *Report) writeJUnit(w io.Writer) error {
 	for _, n := range r.NotChecked {
 		add(n.File, strings.TrimSpace(n.Kind+" "+n.Name))
 	}
-	// The case a diagnostic is about: its object's, else the CRD document it lies in, else its file's.
+	// The case a diagnostic is about: a document not checked's own (admission configuration's is a warning),
+	// its object's, else the CRD document it lies in, else its file's.
 	caseOf := func(d Diagnostic) key {
+		if d.Type == "NotChecked" {
+			for _, n := range r.NotChecked {
+				if n.File == d.File && n.Line == d.Line {
+					return key{n.File, strings.TrimSpace(n.Kind + " " + n.Name)}
+				}
+			}
+		}
 		if d.Object != nil && d.Object.Kind != "" {
 			return key{d.File, d.Object.String()}
 		}

@@ -138,17 +138,19 @@ function documentMeta(text: string | undefined, index: number): { kind: string; 
   return { kind: str(['kind']), name: str(['metadata', 'name']), apiVersion: str(['apiVersion']) };
 }
 
-/** The engine's NotChecked message names the document: "not checked: Namespace shop (v1) is not a ...". */
+/** The engine's NotChecked message names the document: "not checked: Namespace shop (v1) is not a ...", or
+ * "not applied: ValidatingAdmissionPolicy p (admissionregistration.k8s.io/v1) is admission configuration...". */
 function metaOfMessage(message: string): { kind: string; name: string; apiVersion: string } {
-  const m = /^not checked: (\S+)(?: ([^\s(]\S*))?(?: \(([^)]*)\))? is not /.exec(message);
+  const m = /^not (?:checked|applied): (\S+)(?: ([^\s(]\S*))?(?: \(([^)]*)\))? is /.exec(message);
   return { kind: m?.[1] ?? '', name: m?.[2] ?? '', apiVersion: m?.[3] ?? '' };
 }
 
 /**
  * The documents of the CRD editors that are not CRDs (a bundle's Namespaces, RBAC, Deployments...), each listed
  * once as not checked, with its kind, name and a link to its line: the engine notes each with an info
- * diagnostic of type NotChecked. texts are the editors' texts by source, where kind and name are read from; null
- * when there is no such document.
+ * diagnostic of type NotChecked, and admission configuration (policies, bindings, webhook configurations) with
+ * a warning, since a cluster holding it would run it on the writes answered here. texts are the editors'
+ * texts by source, where kind and name are read from; null when there is no such document.
  */
 export function notCheckedList(res: CrdplayEvaluateResult, texts: Partial<Record<CrdplaySource, string>>): HTMLElement | null {
   const seen = new Set<string>();
@@ -163,13 +165,16 @@ export function notCheckedList(res: CrdplayEvaluateResult, texts: Partial<Record
   const where: Record<string, string> = { crds: 'CRD', oldCrds: 'old CRD', objects: 'objects', oldObjects: 'old objects' };
   return h('section', { class: 'not-checked' },
     h('h3', {}, `Not checked (${notes.length})`),
-    h('p', { class: 'muted' }, 'Not CustomResourceDefinitions: the playground checks CRDs and the objects they define.'),
+    h('p', { class: 'muted' }, 'Not CustomResourceDefinitions: the playground checks CRDs and the objects they define.' +
+      (notes.some((d) => d.severity === 'warning') ? ' Admission policies, their bindings and webhook configurations are not applied: the answers here are those of a cluster without them.' : '')),
     h('ul', {}, ...notes.map((d) => {
       const doc = documentMeta(texts[d.source], d.document);
       const m = doc && doc.kind !== 'List' ? doc : metaOfMessage(d.message);
       const what = `${m.kind || 'document'}${m.name ? ` ${m.name}` : ''}`;
-      return h('li', { 'data-kind': m.kind, 'data-name': m.name, 'data-source': d.source },
-        h('span', { class: 'what' }, what), m.apiVersion ? h('span', { class: 'muted' }, ` (${m.apiVersion})`) : null, ': not checked, ',
+      const applied = d.severity === 'warning';
+      return h('li', { 'data-kind': m.kind, 'data-name': m.name, 'data-source': d.source, class: applied ? 'warning' : undefined },
+        h('span', { class: 'what' }, what), m.apiVersion ? h('span', { class: 'muted' }, ` (${m.apiVersion})`) : null,
+        applied ? ': not applied (a cluster holding it would run it on these writes), ' : ': not checked, ',
         gotoLink(d.source, d, `${where[d.source] ?? d.source} line ${d.line}`));
     })));
 }

@@ -532,13 +532,14 @@ test('the upgrade mode fits a phone: 320 and 390 px, the table scrolling inside 
   }
 });
 
-test('a bundle in the CRD editor of the other modes: its CRD checked, the Namespace listed once as not checked', async () => {
+test('a bundle in the CRD editor of the other modes: its CRD checked, the Namespace listed once as not checked, its admission policy as not applied', async () => {
   const n = await runs();
+  const policy = 'apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata:\n  name: widget-limits\nspec:\n  validations:\n  - expression: "true"\n';
   await page.evaluate(([crd, objects]) => {
     const p = window.crdplayPlayground;
     p.editors.set('crd', crd);
     p.editors.set('objects', objects);
-  }, [`${namespaceDoc}---\n${semverCRD}`, widget]);
+  }, [`${namespaceDoc}---\n${semverCRD}---\n${policy}`, widget]);
   await page.selectOption('#mode', 'create');
   await evaluated(n);
   await settled();
@@ -547,9 +548,13 @@ test('a bundle in the CRD editor of the other modes: its CRD checked, the Namesp
   assert.match(await pane.locator('section.crd-result[data-crd="widgets.example.com"] h3').textContent(), /^201 CustomResourceDefinition widgets\.example\.com: accepted$/);
   assert.doesNotMatch(await pane.textContent(), /No CustomResourceDefinition/);
   const others = pane.locator('section.not-checked li');
-  assert.equal(await others.count(), 1);
-  assert.match(await others.textContent(), /^Namespace shop \(v1\): not checked, CRD line 1$/);
-  await others.locator('a.goto').click();
+  assert.equal(await others.count(), 2);
+  assert.match(await others.first().textContent(), /^Namespace shop \(v1\): not checked, CRD line 1$/);
+  // The policy: a warning, since a cluster holding it would run it on the writes answered here.
+  const policyLine = `${namespaceDoc}---\n${semverCRD}---\n`.split('\n').length;
+  assert.equal(await others.nth(1).textContent(), `ValidatingAdmissionPolicy widget-limits (admissionregistration.k8s.io/v1): not applied (a cluster holding it would run it on these writes), CRD line ${policyLine}`);
+  assert.match(await pane.locator('section.not-checked p').textContent(), /are not applied: the answers here are those of a cluster without them/);
+  await others.first().locator('a.goto').click();
   assert.equal(await selectedLine('crd'), 1);
   assert.match(await pane.locator('section.object-result').first().locator('h3').textContent(), /^201 Widget w: create 201$/);
 });
