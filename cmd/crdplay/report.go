@@ -325,6 +325,16 @@ func (r *Report) verdict() (string, string) {
 	notChecked := ""
 	if n := len(r.NotChecked); n > 0 {
 		notChecked = fmt.Sprintf("; %s not checked", plural(n, "document"))
+		// Admission configuration can refuse or change what is answered here: the verdict says it is without it.
+		applied := 0
+		for _, d := range r.Diagnostics {
+			if d.Type == "NotChecked" && d.Severity == "warning" {
+				applied++
+			}
+		}
+		if applied > 0 {
+			notChecked += fmt.Sprintf(", of which %d admission configuration not applied", applied)
+		}
 	}
 	switch {
 	case refused > 0:
