@@ -323,8 +323,8 @@ func TestUpgradeBundle(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("CRDs:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if up.Verdict != "refused" {
-		t.Errorf("verdict %q (%s), want refused", up.Verdict, up.Summary)
+	if up.Verdict != "refused" || !strings.HasSuffix(up.Summary, "; 1 admission configuration document not applied") {
+		t.Errorf("verdict %q (%s), want refused, the old bundle's admission policy not applied", up.Verdict, up.Summary)
 	}
 	notChecked := 0
 	for _, d := range res.Diagnostics {

@@ -183,7 +183,7 @@ func (u *upgrader) verdict() {
 		}
 	}
 	broken := map[int]bool{}
-	warnings, errors := 0, 0
+	warnings, errors, notApplied := 0, 0, 0
 	for _, d := range u.ev.res.Diagnostics {
 		switch d.Severity {
 		case SeverityError:
@@ -193,6 +193,9 @@ func (u *upgrader) verdict() {
 			}
 		case SeverityWarning:
 			warnings++
+			if d.Type == "NotChecked" {
+				notApplied++ // admission configuration (notChecked)
+			}
 		}
 	}
 	brokenStored := 0
@@ -228,6 +231,11 @@ func (u *upgrader) verdict() {
 	default:
 		rep.Verdict = "safe"
 		rep.Summary = "safe"
+	}
+	if notApplied > 0 {
+		// The verdict is a cluster's without the admission configuration the inputs hold, which could refuse
+		// or change the writes: said with it, as crdplay check's verdict line says it.
+		rep.Summary += fmt.Sprintf("; %s not applied", plural(notApplied, "admission configuration document"))
 	}
 }
 
