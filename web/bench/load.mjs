@@ -136,7 +136,7 @@ for (const encoding of editsOnly ? ['br'] : ['br', 'identity']) {
       // beside the native times of the same benchmarks (playground/bench_test.go). Straight through the
       // bridge, nothing rendered; V8 tiers up hot wasm functions as it goes, so only the later half of each
       // series counts, as Go's benchmarks run their timed loop after a ramp.
-      if (!editsOnly) phases = await again.evaluate(async ({ crontab, largest }) => {
+      phases = await again.evaluate(async ({ crontab, largest }) => {
         const app = window.crdplayPlayground;
         const call = async (x) => {
           const r = JSON.parse(await app.client.call('evaluate', JSON.stringify(x)));
@@ -164,7 +164,7 @@ for (const encoding of editsOnly ? ['br'] : ['br', 'identity']) {
         }
         return { userAgent: navigator.userAgent, benchmarks: out };
       }, { crontab: crontabExample, largest });
-      if (!editsOnly) rtt = await again.evaluate(async () => {
+      rtt = await again.evaluate(async () => {
         const times = [];
         for (let j = 0; j < 200; j++) {
           const t0 = performance.now();
