@@ -74,8 +74,9 @@ func notChecked(src Source, d *yamlpos.Doc) Diagnostic {
 		what += " (" + apiVersion + ")"
 	}
 	if admissionKind(apiVersion, kind) {
-		return Diagnostic{Source: src, Document: d.Index, Type: "NotChecked", Severity: SeverityWarning, Span: d.Start(), Exact: true,
-			Message: notAppliedMessage(what)}
+		n := notApplied(what, d.Start())
+		n.Source, n.Document = src, d.Index
+		return n
 	}
 	return Diagnostic{Source: src, Document: d.Index, Type: "NotChecked", Severity: SeverityInfo, Span: d.Start(), Exact: true,
 		Message: fmt.Sprintf("not checked: %s is not a CustomResourceDefinition; the playground checks CRDs and the objects they define", what)}
@@ -99,10 +100,13 @@ func admissionKind(apiVersion, kind string) bool {
 	return false
 }
 
-// notAppliedMessage is the warning for admission configuration among the inputs; what names the document.
-func notAppliedMessage(what string) string {
-	return fmt.Sprintf("not applied: %s is admission configuration, which a cluster holding it runs on the writes checked here "+
-		"and which can refuse or change them; the playground does not run admission policies or webhooks, so its answers are a cluster's without it", what)
+// notApplied is the warning for a document of admission configuration among the inputs, at span; what names
+// the document. Its severity is what the verdicts (the upgrade check's, crdplay check's) and the page's list of
+// documents not checked tell it from the other documents not checked by.
+func notApplied(what string, span yamlpos.Span) Diagnostic {
+	return Diagnostic{Type: "NotChecked", Severity: SeverityWarning, Span: span, Exact: true,
+		Message: fmt.Sprintf("not applied: %s is admission configuration, which a cluster holding it runs on the writes checked here "+
+			"and which can refuse or change them; the playground does not run admission policies or webhooks, so its answers are a cluster's without it", what)}
 }
 
 // builtinGroup reports whether an API group is one of kube-apiserver's own (the core group "" and the

@@ -297,8 +297,7 @@ func (ev *evaluation) identify(o *object, m map[string]interface{}) {
 		return
 	}
 	if c == nil && admissionKind(apiVersion, kind) {
-		ev.objectDiag(o, Diagnostic{Type: "NotChecked", Severity: SeverityWarning, Span: o.doc.Start(), Exact: true,
-			Message: notAppliedMessage(fmt.Sprintf("%s (%s)", kind, apiVersion))})
+		ev.objectDiag(o, notApplied(fmt.Sprintf("%s (%s)", kind, apiVersion), o.doc.Start()))
 		return
 	}
 	if c == nil && builtinGroup(gv.Group) {
