@@ -128,7 +128,9 @@ export class Scratchpad {
     this.#fillObjects();
     this.el.scrollIntoView({ block: 'nearest' });
     this.#expr.focus();
-    this.#soon(0);
+    // Evaluated now, not on a timer: idle is then this evaluation's, for whoever awaits the rule's result.
+    this.#remember();
+    void this.evaluate();
   }
 
   /** The objects editor's documents, the first of the chosen kind selected (or the one chosen before). */
@@ -152,8 +154,13 @@ export class Scratchpad {
 
   #soon(ms = DEBOUNCE_MS): void {
     clearTimeout(this.#timer);
-    save({ expression: this.#expr.value, self: this.#self.value.trim(), optionalOldSelf: this.#optional.checked, target: this.#target.value });
+    this.#remember();
     this.#timer = window.setTimeout(() => void this.evaluate(), ms);
+  }
+
+  /** Keeps the scratchpad's text and choices for the tab. */
+  #remember(): void {
+    save({ expression: this.#expr.value, self: this.#self.value.trim(), optionalOldSelf: this.#optional.checked, target: this.#target.value });
   }
 
   /** Evaluates the expression now. */
