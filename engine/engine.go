@@ -12,6 +12,7 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apiserver/pkg/admission"
 
 	"crdplay/engine/internal/apiserver"
 	"crdplay/engine/storage"
@@ -40,6 +41,11 @@ type Options struct {
 	// keeps this state process-wide, so the first NewHandler applies it to the process and a later one asking
 	// for a different version fails: one process serves one emulated version.
 	EmulatedVersion string
+	// Admission is the admission chain that writes of custom resources and CRDs go through, run where
+	// kube-apiserver runs its own (mutating admission on the request's object, validating admission after the
+	// strategy). Nil means none, as the standalone apiextensions-apiserver has none. crdplay/policies
+	// builds one from admission policies.
+	Admission admission.Interface
 }
 
 // WebhookCaller delivers one ConversionReview to a conversion webhook. The engine builds the request and checks
@@ -74,5 +80,6 @@ func NewHandler(opts Options) (http.Handler, error) {
 		Webhook:         call,
 		Now:             opts.Now,
 		MaxRequestBytes: opts.MaxRequestBytes,
+		Admission:       opts.Admission,
 	})
 }

@@ -33,6 +33,7 @@ var shippedBans = []ban{
 	{"crdplay/web", "web/ is the UI that talks to the bridge; the Go it loads must not depend on it", false},
 	{"crdplay/tools", "tools/ are build helpers, not product code", false},
 	{"crdplay/internal/oraclecase", "the oracle case runner is test code; the browser tests load it as a wasm of its own (wasm/oraclerunner)", false},
+	{"crdplay/policies", "the admission policy plugins bring client-go's clientsets, informers and every built-in type (tens of MB raw, docs/architecture.md: Admission policies); native hosts only", false},
 	{"crdplay/internal/examples", "the gallery is read at build time (tools/webbuild writes examples.json); the browser reads no testdata", false},
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"k8s.io/apiserver/pkg/admission"
 	"net/http"
 	"strconv"
 
@@ -59,6 +60,9 @@ func (r *crRequest) create() (reply, error) {
 	// the wrong type makes UpdateNoErrors log "[SHOULD NOT HAPPEN] failed to update managedFields" through klog,
 	// and validation then rejects the object with a 422. The oracle logs the same line for the same request.
 	obj = r.vi.fieldManager.UpdateNoErrors(live, obj, managerOrUserAgent(opts.FieldManager, r.req.UserAgent())).(*unstructured.Unstructured)
+	if err := r.s.admitMutation(ctx, r.req, r.admissionTarget(""), obj, nil, admission.Create, len(opts.DryRun) > 0); err != nil {
+		return reply{}, err
+	}
 
 	out, err := r.store(ctx, obj, len(opts.DryRun) > 0)
 	if isTooLarge(err) {
@@ -91,6 +95,9 @@ func (r *crRequest) store(ctx context.Context, obj *unstructured.Unstructured, d
 			o.SetName(r.vi.strategy.GenerateName(o.GetGenerateName()))
 		}
 		if err := rest.BeforeCreate(r.vi.strategy, ctx, o); err != nil {
+			return nil, err
+		}
+		if err := r.s.admitValidation(ctx, r.req, r.admissionTarget(""), o, nil, admission.Create, dryRun); err != nil {
 			return nil, err
 		}
 		rv := o.GetResourceVersion()            // the encoding clears it
@@ -202,9 +209,12 @@ func (r *crdRequest) create() (reply, error) {
 	if err != nil {
 		return reply{}, apierrors.NewInternalError(err)
 	}
+	if err := r.s.admitMutation(ctx, r.req, r.admissionTarget(""), crd, nil, admission.Create, len(opts.DryRun) > 0); err != nil {
+		return reply{}, err
+	}
 	r.s.mu.Lock()
 	defer r.s.mu.Unlock()
-	out, err := r.s.createCRD(ctx, crd, len(opts.DryRun) > 0)
+	out, err := r.s.createCRD(ctx, crd, len(opts.DryRun) > 0, r.validateCreate)
 	if err != nil {
 		return reply{}, err
 	}
@@ -217,8 +227,13 @@ func (r *crdRequest) create() (reply, error) {
 	return reply{code: http.StatusCreated, obj: out}, nil
 }
 
-// createCRD is the registry's create for CRDs: system fields, strategy, write.
-func (s *Server) createCRD(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, dryRun bool) (*apiextensionsv1.CustomResourceDefinition, error) {
+// validateCreate is the registry's createValidation of a CRD: the validating admission chain.
+func (r *crdRequest) validateCreate(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, dryRun bool) error {
+	return r.s.admitValidation(ctx, r.req, r.admissionTarget(""), crd, nil, admission.Create, dryRun)
+}
+
+// createCRD is the registry's create for CRDs: system fields, strategy, validate (the admission chain), write.
+func (s *Server) createCRD(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, dryRun bool, validate func(context.Context, *apiextensionsv1.CustomResourceDefinition, bool) error) (*apiextensionsv1.CustomResourceDefinition, error) {
 	rest.FillObjectMetaSystemFields(crd)
 	crd.CreationTimestamp = metav1.NewTime(s.now())
 	if crd.GenerateName != "" && crd.Name == "" {
@@ -230,6 +245,9 @@ func (s *Server) createCRD(ctx context.Context, crd *apiextensionsv1.CustomResou
 	}
 	for _, w := range warns {
 		warning.AddWarning(ctx, "", w)
+	}
+	if err := validate(ctx, crd, dryRun); err != nil {
+		return nil, err
 	}
 	data, err := encodeCRD(crd)
 	if err != nil {

@@ -145,6 +145,10 @@ func (r *crRequest) deleteOne(ctx context.Context, name string, opts *metav1.Del
 		if err := checkPreconditions(r.gr(), name, existing.GetUID(), existing.GetResourceVersion(), opts.Preconditions); err != nil {
 			return nil, false, err
 		}
+		// The registry's deleteValidation, which the store runs on the object it is about to delete or mark.
+		if err := r.s.admitDelete(ctx, r.req, r.admissionTarget(name), existing, opts); err != nil {
+			return nil, false, err
+		}
 		finalizers := gcFinalizers(existing.GetFinalizers(), opts)
 		if len(finalizers) == 0 {
 			err := r.remove(ctx, key, name, o.Revision, dryRun)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"k8s.io/apiserver/pkg/admission"
 	"net/http"
 	"reflect"
 	"slices"
@@ -215,7 +216,7 @@ func (r *crRequest) patched(ctx context.Context, live *unstructured.Unstructured
 	if err := checkName(out, r.info.Name, r.info.Namespace); err != nil {
 		return nil, err
 	}
-	return out, nil
+	return out, r.admitUpdateMutation(ctx, out, live, p.dryRun())
 }
 
 // jsonPatch applies a JSON or merge patch to the live object's JSON in the request version and decodes the
@@ -384,7 +385,10 @@ func (r *crdRequest) applyCreate(ctx context.Context, applyTo func(live *apiexte
 	}
 	crd.CreationTimestamp = metav1.Time{}
 	crd.DeletionTimestamp, crd.DeletionGracePeriodSeconds, crd.SelfLink, crd.Namespace = nil, nil, "", ""
-	out, err := r.s.createCRD(ctx, crd, dryRun)
+	if err := r.s.admitMutation(ctx, r.req, r.admissionTarget(""), crd, nil, admission.Create, dryRun); err != nil {
+		return reply{}, err
+	}
+	out, err := r.s.createCRD(ctx, crd, dryRun, r.validateCreate)
 	if err != nil {
 		return reply{}, err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"k8s.io/apiserver/pkg/admission"
 	"net/http"
 	"runtime/debug"
 	"strconv"
@@ -32,6 +33,9 @@ type Config struct {
 	Webhook         WebhookFunc
 	Now             func() time.Time
 	MaxRequestBytes int64
+	// Admission is the admission chain writes go through (admission.go); nil for none. It may implement
+	// admission.MutationInterface, admission.ValidationInterface or both.
+	Admission admission.Interface
 }
 
 // WebhookFunc carries a ConversionReview to a webhook; see conversion.WebhookFunc.

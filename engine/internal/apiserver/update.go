@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"k8s.io/apiserver/pkg/admission"
 	"net/http"
 	"strconv"
 
@@ -85,7 +86,7 @@ func (r *crRequest) update(strategy updateStrategy, fm *managedfields.FieldManag
 		if withoutManagedFields {
 			updated.SetManagedFields(nil)
 		}
-		return updated, nil
+		return updated, r.admitUpdateMutation(ctx, updated, live, len(opts.DryRun) > 0)
 	}
 	out, created, err := r.guaranteedUpdate(ctx, strategy, len(opts.DryRun) > 0, false, mutate)
 	if isTooLarge(err) {
@@ -151,6 +152,9 @@ func (r *crRequest) tryUpdate(ctx context.Context, strategy updateStrategy, dryR
 	// BeforeUpdate logs "Found duplicate validation error" (klog, info) when upstream's checks report one problem
 	// twice, such as a finalizer added while the object is being deleted; kube-apiserver logs it alike.
 	if err := rest.BeforeUpdate(strategy, ctx, obj, existing); err != nil {
+		return nil, false, err
+	}
+	if err := r.s.admitValidation(ctx, r.req, r.admissionTarget(name), obj, existing, admission.Update, dryRun); err != nil {
 		return nil, false, err
 	}
 	data, err := r.encodeForStorage(obj)
@@ -279,6 +283,9 @@ func (r *crdRequest) tryUpdate(ctx context.Context, status bool, dryRun bool, ma
 			return nil, apierrors.NewInternalError(err)
 		}
 	}
+	if err := r.s.admitMutation(ctx, r.req, r.admissionTarget(r.info.Name), obj, live, admission.Update, dryRun); err != nil {
+		return nil, err
+	}
 	if obj.ResourceVersion == "" || obj.ResourceVersion == "0" {
 		return nil, errNoResourceVersion(crdGR, obj.Name)
 	}
@@ -286,6 +293,9 @@ func (r *crdRequest) tryUpdate(ctx context.Context, status bool, dryRun bool, ma
 		return nil, apierrors.NewConflict(crdGR, obj.Name, fmt.Errorf(optimisticLockErrorMsg))
 	}
 	if err := beforeCRDUpdate(ctx, status, obj, live); err != nil {
+		return nil, err
+	}
+	if err := r.s.admitValidation(ctx, r.req, r.admissionTarget(r.info.Name), obj, live, admission.Update, dryRun); err != nil {
 		return nil, err
 	}
 	if dryRun {
@@ -305,4 +315,13 @@ func beforeCRDUpdate(ctx context.Context, status bool, obj, live *apiextensionsv
 		warning.AddWarning(ctx, "", w)
 	}
 	return err
+}
+
+// admitUpdateMutation is the update handlers' mutating admission step on the object an update or patch made
+// of live: an update, or a create when live is the empty object server-side apply starts a missing one from.
+func (r *crRequest) admitUpdateMutation(ctx context.Context, obj, live *unstructured.Unstructured, dryRun bool) error {
+	if live.GetUID() == "" {
+		return r.s.admitMutation(ctx, r.req, r.admissionTarget(""), obj, nil, admission.Create, dryRun)
+	}
+	return r.s.admitMutation(ctx, r.req, r.admissionTarget(r.info.Name), obj, live, admission.Update, dryRun)
 }
