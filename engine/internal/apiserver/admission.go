@@ -153,3 +153,31 @@ func (c crObjectInterfaces) GetEquivalentResourceMapper() runtime.EquivalentReso
 	}
 	return reg
 }
+
+// admissionGroup is the API group of admission configuration, which a chain that is an http.Handler serves.
+const admissionGroup = "admissionregistration.k8s.io"
+
+// warningWriter adds a request's warnings to the answer another handler writes, as the engine's own answers
+// carry them.
+type warningWriter struct {
+	http.ResponseWriter
+	rec   *warnings
+	wrote bool
+}
+
+func (w *warningWriter) WriteHeader(code int) {
+	if !w.wrote {
+		w.wrote = true
+		for _, h := range w.rec.headers() {
+			w.Header().Add("Warning", h)
+		}
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *warningWriter) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
