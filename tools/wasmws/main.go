@@ -266,7 +266,7 @@ func modulesOf(root string) ([]*module, map[string]*module, error) {
 		}
 	}
 	// Listed for js/wasm outside any workspace: the packages as the module cache has them.
-	const format = "{{.ImportPath}} {{.Module.Path}} {{.Module.Version}} {{if .Module.Replace}}replaced{{else}}-{{end}} {{.Module.Dir}}"
+	const format = "{{.ImportPath}} {{.Module.Path}} {{.Module.Version}} {{with .Module.Replace}}{{.Path}}@{{.Version}}{{else}}-{{end}} {{.Module.Dir}}"
 	args := append([]string{"list", "-f", format}, pkgs...)
 	lines, err := goCmd(root, []string{"GOOS=js", "GOARCH=wasm"}, args...)
 	if err != nil {
@@ -281,7 +281,13 @@ func modulesOf(root string) ([]*module, map[string]*module, error) {
 			return nil, nil, fmt.Errorf("unexpected go list output %q", line)
 		}
 		if f[3] != "-" {
-			return nil, nil, fmt.Errorf("go.mod replaces %s; tools/wasmws only knows how to cut a released version", f[1])
+			// A replace by the same module at a released version (go.mod pins k8s.io/kubernetes' staging
+			// modules so) is that version; any other is not a release this tool can cut.
+			path, version, _ := strings.Cut(f[3], "@")
+			if path != f[1] || version == "" {
+				return nil, nil, fmt.Errorf("go.mod replaces %s by %s; tools/wasmws only knows how to cut a released version", f[1], f[3])
+			}
+			f[2] = version
 		}
 		m := byPath[f[1]]
 		if m == nil {
