@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,9 +65,10 @@ type API struct {
 	namespaces []*corev1.Namespace
 	configMaps []*corev1.ConfigMap
 	chain      *Chain
-	dirty      bool  // the configuration changed since the chain was built
-	builtRev   int64 // the storage revision the chain's params were read at
-	params     bool  // a policy of the chain has a paramKind
+	dirty      bool        // the core objects or the server changed since the chain was built
+	built      fingerprint // the stored configuration the chain was built from
+	builtRev   int64       // the storage revision the chain's params were read at
+	params     bool        // a policy of the chain has a paramKind
 }
 
 var (
@@ -222,6 +224,8 @@ func (a *API) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		obj, err = a.create(ctx, req, r)
 	case "update":
 		obj, err = a.update(ctx, req, r, info.Name, info.Subresource == "status")
+	case "patch":
+		obj, err = a.patch(ctx, req, r, info.Name, info.Subresource == "status")
 	case "delete":
 		obj, err = a.delete(ctx, req, r, info.Name)
 	default:
@@ -418,7 +422,16 @@ func (a *API) create(ctx context.Context, req *http.Request, r *resource) (runti
 	ctx = request.WithNamespace(ctx, "")
 	live, _ := legacyscheme.Scheme.New(v1GV.WithKind(r.kind))
 	obj = r.fm.UpdateNoErrors(live, obj, managerOrUserAgent(opts.FieldManager, req.UserAgent()))
-	m, _ = meta.Accessor(obj)
+	return a.createObject(ctx, r, obj, len(opts.DryRun) > 0)
+}
+
+// createObject is the registry's create of obj: system fields, name generation, the strategy, the write, the
+// status controller.
+func (a *API) createObject(ctx context.Context, r *resource, obj runtime.Object, dryRun bool) (runtime.Object, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
 	rest.FillObjectMetaSystemFields(m)
 	m.SetCreationTimestamp(metav1.NewTime(a.now()))
 	if m.GetGenerateName() != "" && m.GetName() == "" {
@@ -432,7 +445,7 @@ func (a *API) create(ctx context.Context, req *http.Request, r *resource) (runti
 		return nil, apierrors.NewInternalError(err)
 	}
 	name := m.GetName()
-	if len(opts.DryRun) > 0 {
+	if dryRun {
 		if _, err := a.store.Get(ctx, a.key(r, name)); err == nil {
 			return nil, apierrors.NewAlreadyExists(a.gr(r), name)
 		}
@@ -445,7 +458,6 @@ func (a *API) create(ctx context.Context, req *http.Request, r *resource) (runti
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
-	a.changed()
 	out, err := decodeStored(r, storage.Object{Value: data, Revision: rev})
 	if err != nil {
 		return nil, err
@@ -480,7 +492,13 @@ func (a *API) update(ctx context.Context, req *http.Request, r *resource, name s
 		return nil, err
 	}
 	obj = fm.UpdateNoErrors(live, obj, managerOrUserAgent(opts.FieldManager, req.UserAgent()))
-	m, _ = meta.Accessor(obj)
+	return a.write(ctx, r, name, s, obj, live, rev, len(opts.DryRun) > 0)
+}
+
+// write is the registry's update of live (read at rev) to obj: the resourceVersion precondition, the strategy
+// of the endpoint, the write, the status controller.
+func (a *API) write(ctx context.Context, r *resource, name string, s strategy, obj, live runtime.Object, rev int64, dryRun bool) (runtime.Object, error) {
+	m, _ := meta.Accessor(obj)
 	if rv := m.GetResourceVersion(); rv == "" || rv == "0" {
 		return nil, apierrors.NewInvalid(schema.GroupKind{Group: Group, Kind: r.kind}, name, field.ErrorList{
 			field.Required(field.NewPath("metadata", "resourceVersion"), "must be specified for an update")})
@@ -494,7 +512,7 @@ func (a *API) update(ctx context.Context, req *http.Request, r *resource, name s
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
-	if len(opts.DryRun) > 0 {
+	if dryRun {
 		return decodeStored(r, storage.Object{Value: data, Revision: rev})
 	}
 	newRev, err := a.store.Update(ctx, a.key(r, name), data, rev)
@@ -507,7 +525,6 @@ func (a *API) update(ctx context.Context, req *http.Request, r *resource, name s
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
-	a.changed()
 	out, err := decodeStored(r, storage.Object{Value: data, Revision: newRev})
 	if err != nil {
 		return nil, err
@@ -544,7 +561,6 @@ func (a *API) delete(ctx context.Context, req *http.Request, r *resource, name s
 			}
 			return nil, apierrors.NewInternalError(err)
 		}
-		a.changed()
 	}
 	return &metav1.Status{
 		Status:  metav1.StatusSuccess,
@@ -552,37 +568,38 @@ func (a *API) delete(ctx context.Context, req *http.Request, r *resource, name s
 	}, nil
 }
 
-// changed marks the configuration as changed: the next admission builds a new chain.
-func (a *API) changed() {
-	a.mu.Lock()
-	a.dirty = true
-	a.mu.Unlock()
-}
-
-// current returns the chain of the configuration stored now, building it when the configuration changed, or
-// when a policy has params and anything was written since the chain read them (params objects are custom
-// resources of any kind; telling their writes apart would cost more than this check).
+// current returns the chain of the configuration stored now, or nil when there is none. The chain is built
+// again when the stored configuration changed (written through this API or through another server on the
+// same etcd: the keys' revisions tell), when the core objects changed, and, while a policy has params, when
+// anything was written since the chain read them (params are custom resources of any kind; telling their
+// writes apart would cost more than this check).
 func (a *API) current(ctx context.Context) (*Chain, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	rev := int64(0)
-	if a.params {
-		res, err := a.store.List(ctx, keyPrefix, storage.ListOptions{Limit: 1})
-		if err != nil {
-			return nil, apierrors.NewInternalError(err)
-		}
-		rev = res.Revision
-	}
-	if a.chain != nil && !a.dirty && (!a.params || rev == a.builtRev) {
+	res, err := a.store.List(ctx, keyPrefix, storage.ListOptions{})
+	if err != nil {
+		// As upstream's plugins read informers' caches, a storage that cannot be read leaves the chain as it
+		// was; the write itself then fails on the storage, with the engine's answer for that.
 		return a.chain, nil
 	}
-	set, params, err := a.configuration(ctx)
+	fp := fingerprint{count: len(res.Items)}
+	for _, o := range res.Items {
+		fp.sum += o.Revision
+		fp.max = max(fp.max, o.Revision)
+	}
+	if fp.count == 0 {
+		if a.chain != nil {
+			a.chain.Close()
+			a.chain = nil
+		}
+		return nil, nil
+	}
+	if a.chain != nil && !a.dirty && fp == a.built && (!a.params || res.Revision == a.builtRev) {
+		return a.chain, nil
+	}
+	set, params, err := a.configuration(ctx, res.Items)
 	if err != nil {
 		return nil, err
-	}
-	res, err := a.store.List(ctx, keyPrefix, storage.ListOptions{Limit: 1})
-	if err != nil {
-		return nil, apierrors.NewInternalError(err)
 	}
 	c, err := New(set)
 	if err != nil {
@@ -591,20 +608,22 @@ func (a *API) current(ctx context.Context) (*Chain, error) {
 	if a.chain != nil {
 		a.chain.Close()
 	}
-	a.chain, a.dirty, a.params, a.builtRev = c, false, params, res.Revision
+	a.chain, a.dirty, a.params, a.built, a.builtRev = c, false, params, fp, res.Revision
 	return c, nil
 }
 
-// configuration reads the stored policies and bindings, and the params objects they may name.
-func (a *API) configuration(ctx context.Context) (Set, bool, error) {
+// fingerprint tells stored configurations apart: how many objects, and their revisions.
+type fingerprint struct {
+	count    int
+	sum, max int64
+}
+
+// configuration decodes the stored policies and bindings, and reads the params objects they may name.
+func (a *API) configuration(ctx context.Context, stored []storage.Object) (Set, bool, error) {
 	set := Set{Server: a.server, Namespaces: a.namespaces, ConfigMaps: a.configMaps}
 	var kinds []*admissionregistrationv1.ParamKind
-	for _, plural := range []string{"validatingadmissionpolicies", "validatingadmissionpolicybindings", "mutatingadmissionpolicies", "mutatingadmissionpolicybindings"} {
-		res, err := a.store.List(ctx, keyPrefix+plural+"/", storage.ListOptions{})
-		if err != nil {
-			return set, false, apierrors.NewInternalError(err)
-		}
-		for _, o := range res.Items {
+	{
+		for _, o := range stored {
 			obj, _, err := legacyscheme.Codecs.UniversalDecoder(v1GV).Decode(o.Value, nil, nil)
 			if err != nil {
 				return set, false, apierrors.NewInternalError(err)
@@ -648,7 +667,7 @@ func (a *API) Admit(ctx context.Context, attr admission.Attributes, o admission.
 	if err != nil {
 		return err
 	}
-	if !c.Handles(attr.GetOperation()) {
+	if c == nil || !c.Handles(attr.GetOperation()) {
 		return nil
 	}
 	return c.Admit(ctx, attr, o)
@@ -660,8 +679,36 @@ func (a *API) Validate(ctx context.Context, attr admission.Attributes, o admissi
 	if err != nil {
 		return err
 	}
-	if !c.Handles(attr.GetOperation()) {
+	if c == nil || !c.Handles(attr.GetOperation()) {
 		return nil
 	}
 	return c.Validate(ctx, attr, o)
+}
+
+// APIResources are the group's v1 resources as discovery lists them (the verbs these handlers serve).
+func (a *API) APIResources() []metav1.APIResource {
+	verbs := metav1.Verbs{"create", "delete", "get", "list", "patch", "update"}
+	var out []metav1.APIResource
+	for _, plural := range sortedKeys(a.resources) {
+		r := a.resources[plural]
+		if !a.served(r) {
+			continue
+		}
+		out = append(out, metav1.APIResource{Name: r.plural, SingularName: strings.ToLower(r.kind), Kind: r.kind,
+			Verbs: verbs, Categories: []string{"api-extensions"}})
+		if r.status != nil {
+			out = append(out, metav1.APIResource{Name: r.plural + "/status", Kind: r.kind, Verbs: metav1.Verbs{"get", "patch", "update"}})
+		}
+	}
+	return out
+}
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"crdplay/engine"
+	"crdplay/policies"
 	"crdplay/engine/storage"
 	"crdplay/server/etcdstore"
 
@@ -106,7 +107,7 @@ type Handler struct {
 }
 
 // Close releases the storage: the connection to etcd, and an embedded etcd, which it stops (its data
-// directory can then be opened again). Requests must be over. Close is a no-op for StorageMemory; calls after
+// directory can then be opened again), and stops the admission policies' chain. Requests must be over. Calls after
 // the first return its result.
 func (h *Handler) Close() error {
 	h.closeOnce.Do(func() {
@@ -164,12 +165,28 @@ func NewHandler(opts Options) (*Handler, error) {
 	default:
 		return nil, fmt.Errorf("unsupported storage %q (supported: %s, %s)", opts.Storage, StorageMemory, StorageEtcd)
 	}
+	// Admission policies and their bindings are served, kept in the same storage, and run on writes, as
+	// kube-apiserver runs them (a native host has room for their plugins; the browser's engine has not).
+	policyAPI, err := policies.NewAPI(eopts.Storage, nil)
+	if err != nil {
+		if closeStorage != nil {
+			closeStorage()
+		}
+		return nil, err
+	}
+	eopts.Admission = policyAPI
 	h, err := engine.NewHandler(eopts)
 	if err != nil {
 		if closeStorage != nil {
 			closeStorage()
 		}
 		return nil, err
+	}
+	policyAPI.Attach(h)
+	if prev := closeStorage; prev != nil {
+		closeStorage = func() error { policyAPI.Close(); return prev() }
+	} else {
+		closeStorage = func() error { policyAPI.Close(); return nil }
 	}
 	timeout := opts.RequestTimeout
 	if timeout <= 0 {

@@ -154,8 +154,30 @@ func (c crObjectInterfaces) GetEquivalentResourceMapper() runtime.EquivalentReso
 	return reg
 }
 
-// admissionGroup is the API group of admission configuration, which a chain that is an http.Handler serves.
+// admissionGroup is the API group of admission configuration, which a chain that is a groupServer serves.
 const admissionGroup = "admissionregistration.k8s.io"
+
+// groupServer is an admission chain that serves its configuration's API group (admissionGroup, version v1).
+type groupServer interface {
+	http.Handler
+	// APIResources are the group's v1 resources as discovery lists them.
+	APIResources() []metav1.APIResource
+}
+
+// admissionResources are the resources of admissionGroup's v1 the chain serves; none without one.
+func (s *Server) admissionResources() []metav1.APIResource {
+	if g, ok := s.cfg.Admission.(groupServer); ok {
+		return g.APIResources()
+	}
+	return nil
+}
+
+// admissionGroupDiscovery is admissionGroup as /apis lists it.
+var admissionGroupDiscovery = metav1.APIGroup{
+	Name:             admissionGroup,
+	Versions:         []metav1.GroupVersionForDiscovery{{GroupVersion: admissionGroup + "/v1", Version: "v1"}},
+	PreferredVersion: metav1.GroupVersionForDiscovery{GroupVersion: admissionGroup + "/v1", Version: "v1"},
+}
 
 // warningWriter adds a request's warnings to the answer another handler writes, as the engine's own answers
 // carry them.

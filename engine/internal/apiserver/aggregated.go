@@ -51,6 +51,9 @@ func (s *Server) aggregatedDiscovery(req *http.Request) (*apidiscoveryv2.APIGrou
 			}},
 		}},
 	})
+	if res := s.admissionResources(); len(res) > 0 {
+		out.Items = append(out.Items, aggregatedGroup(admissionGroup, "v1", res))
+	}
 	groups := map[string]map[string][]apidiscoveryv2.APIResourceDiscovery{}
 	for _, crd := range all {
 		if !apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established) {
@@ -125,4 +128,33 @@ func (s *Server) writeAggregated(w http.ResponseWriter, req *http.Request, rec *
 	w.Header().Set("Vary", "Accept")
 	w.WriteHeader(http.StatusOK)
 	w.Write(data)
+}
+
+// aggregatedGroup is one version of a built-in group's resources (a discovery APIResourceList's, with the
+// subresources under their resources) as aggregated discovery lists them.
+func aggregatedGroup(group, version string, list []metav1.APIResource) apidiscoveryv2.APIGroupDiscovery {
+	var res []apidiscoveryv2.APIResourceDiscovery
+	for _, r := range list {
+		kind := &metav1.GroupVersionKind{Group: group, Version: version, Kind: r.Kind}
+		scope := apidiscoveryv2.ScopeCluster
+		if r.Namespaced {
+			scope = apidiscoveryv2.ScopeNamespace
+		}
+		if parent, sub, ok := strings.Cut(r.Name, "/"); ok {
+			for i := range res {
+				if res[i].Resource == parent {
+					res[i].Subresources = append(res[i].Subresources, apidiscoveryv2.APISubresourceDiscovery{Subresource: sub, ResponseKind: kind, Verbs: r.Verbs})
+				}
+			}
+			continue
+		}
+		res = append(res, apidiscoveryv2.APIResourceDiscovery{
+			Resource: r.Name, SingularResource: r.SingularName, Scope: scope, ResponseKind: kind,
+			Verbs: r.Verbs, ShortNames: r.ShortNames, Categories: r.Categories,
+		})
+	}
+	return apidiscoveryv2.APIGroupDiscovery{
+		ObjectMeta: metav1.ObjectMeta{Name: group},
+		Versions:   []apidiscoveryv2.APIVersionDiscovery{{Version: version, Resources: res, Freshness: apidiscoveryv2.DiscoveryFreshnessCurrent}},
+	}
 }

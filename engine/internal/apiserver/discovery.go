@@ -133,6 +133,11 @@ func (s *Server) groupDiscovery(req *http.Request, group string) (*metav1.APIGro
 		g.TypeMeta = metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}
 		return &g, nil
 	}
+	if group == admissionGroup && len(s.admissionResources()) > 0 {
+		g := admissionGroupDiscovery
+		g.TypeMeta = metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}
+		return &g, nil
+	}
 	all, _, err := s.listCRDs(req.Context())
 	if err != nil {
 		return nil, err
@@ -166,6 +171,9 @@ func (s *Server) groupList(req *http.Request) (*metav1.APIGroupList, error) {
 		return nil, err
 	}
 	list := &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}, Groups: []metav1.APIGroup{apiextensionsGroup}}
+	if len(s.admissionResources()) > 0 {
+		list.Groups = append(list.Groups, admissionGroupDiscovery)
+	}
 	seen := map[string]bool{}
 	var groups []string
 	for _, crd := range all {
@@ -201,6 +209,13 @@ func (s *Server) versionDiscovery(req *http.Request, group, ver string) (*metav1
 			return nil, nil
 		}
 		list.APIResources = crdResources
+		return list, nil
+	}
+	if res := s.admissionResources(); group == admissionGroup && len(res) > 0 {
+		if ver != "v1" {
+			return nil, nil
+		}
+		list.APIResources = res
 		return list, nil
 	}
 	all, _, err := s.listCRDs(req.Context())

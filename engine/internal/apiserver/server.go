@@ -122,7 +122,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		s.serveCRD(w, req, rec, info)
 		return
 	}
-	if h, ok := s.cfg.Admission.(http.Handler); ok && info.APIGroup == admissionGroup {
+	if h, ok := s.cfg.Admission.(groupServer); ok && info.APIGroup == admissionGroup {
 		// The admission chain's configuration is its own API (crdplay/policies); it answers with this
 		// request's warnings.
 		h.ServeHTTP(&warningWriter{ResponseWriter: w, rec: rec}, req)
