@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"crdplay/engine"
-	"crdplay/policies"
 	"crdplay/engine/storage"
+	"crdplay/policies"
 	"crdplay/server/etcdstore"
 
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
