@@ -141,7 +141,12 @@ func (s *Session) installLean(ctx context.Context, text string, trace *[]Exchang
 		st.diags = append(st.diags, Diagnostic{Source: SourceCRDs, Document: -1, Type: "YAMLSyntax", Message: e.Message, Severity: SeverityError, Span: e.Span, Exact: true})
 	}
 	var stored map[string][]string
+	var policyDocs []*yamlpos.Doc
 	for _, d := range docs {
+		if otherKind(d) && s.heldPolicy(d) {
+			policyDocs = append(policyDocs, d)
+			continue
+		}
 		if otherKind(d) {
 			st.diags = append(st.diags, notChecked(SourceCRDs, d))
 			continue
@@ -155,6 +160,7 @@ func (s *Session) installLean(ctx context.Context, text string, trace *[]Exchang
 		}
 		st.results = append(st.results, r)
 	}
+	ev.applyPolicies(policyDocs)
 	if len(st.pending) == 0 {
 		// Everything positioned in the CRD text is placed by now; the parse trees of a large CRD are a
 		// good part of the heap that every later garbage collection would walk.

@@ -53,11 +53,14 @@ type object struct {
 	// json is the document (not a List's item) converted to JSON as the API's YAML decoder converts it.
 	json []byte
 	crd  *installed
-	ver  string
-	ns   string
-	res  *ObjectResult
-	live map[string]interface{} // the object as the API holds it after the operation; nil if none
-	rv   string
+	// policy is the resource of an admission policy or binding the engine holds (policyResource); crd is
+	// then nil.
+	policy string
+	ver    string
+	ns     string
+	res    *ObjectResult
+	live   map[string]interface{} // the object as the API holds it after the operation; nil if none
+	rv     string
 	// liveBody is the answer live was read from, in version ver: the object as a GET in that version
 	// returns it, so finish need not ask again (each request makes the engine read the CRD).
 	liveBody []byte
@@ -81,6 +84,13 @@ func (ev *evaluation) run() {
 		olds = ev.parse(SourceOldObjects, ev.in.OldObjects)
 	}
 	news := ev.parse(SourceObjects, ev.in.Objects)
+	// Admission policies and bindings first, whatever their place: a cluster's admission configuration is
+	// in place before the writes it governs.
+	for _, o := range append(append([]*object{}, olds...), news...) {
+		if o.policy != "" {
+			ev.applyObjectPolicy(o)
+		}
+	}
 
 	byKey := map[string]*object{}
 	for _, o := range olds {
@@ -294,6 +304,10 @@ func (ev *evaluation) identify(o *object, m map[string]interface{}) {
 	c, gv, err := ev.servedBy(apiVersion, kind)
 	if err != nil {
 		ev.fail(o, "NoKindMatch", err.Error(), "apiVersion")
+		return
+	}
+	if res := policyResource(apiVersion, kind); c == nil && res != "" && ev.s.appliesPolicies() {
+		o.policy = res // written before the objects it may apply to (run)
 		return
 	}
 	if c == nil && admissionKind(apiVersion, kind) {

@@ -26,6 +26,11 @@ type Options struct {
 	// UserAgent is sent with every request; the API names the managedFields manager after its first word.
 	// Defaults to "crdplay".
 	UserAgent string
+	// Admission, when set, makes each engine of the session run an admission chain that serves its own
+	// configuration (AdmissionServer), built on the engine's storage: the admission policies and bindings
+	// among the inputs are then applied and run on the writes, as a cluster runs them. Native hosts set it
+	// (crdplay check: crdplay/policies); without it they are reported as not applied.
+	Admission func(store engine.Storage) (AdmissionServer, error)
 	// EmulatedVersion is the Kubernetes minor the engine answers as ("1.34" to "1.37"; "" is the newest), as
 	// engine.Options.EmulatedVersion. It is process-wide: every session of a process must ask for the same one,
 	// or Evaluate fails.
@@ -43,6 +48,8 @@ type Session struct {
 	st *crdState // nil before the first evaluation, and after one that could not clean up
 	// crdText and oldCRDText are the last evaluation's CRD texts, which an Input without them means.
 	crdText, oldCRDText string
+	// chain is the admission chain of the last engine made (Options.Admission).
+	chain AdmissionServer
 }
 
 // NewSession returns a session with no CRDs installed.
@@ -190,9 +197,26 @@ const maxRequestBytes = 3 << 20
 // newEngine builds the engine for a fresh install.
 func (s *Session) newEngine() (http.Handler, *journal, error) {
 	store := newJournal(engine.NewMemoryStorage())
-	h, err := engine.NewHandler(engine.Options{Storage: store, Webhook: s.opts.Webhook, Now: s.opts.Now, EmulatedVersion: s.opts.EmulatedVersion, MaxRequestBytes: maxRequestBytes})
+	opts := engine.Options{Storage: store, Webhook: s.opts.Webhook, Now: s.opts.Now, EmulatedVersion: s.opts.EmulatedVersion, MaxRequestBytes: maxRequestBytes}
+	var chain AdmissionServer
+	if s.opts.Admission != nil {
+		c, err := s.opts.Admission(store)
+		if err != nil {
+			return nil, nil, err
+		}
+		chain, opts.Admission = c, c
+	}
+	h, err := engine.NewHandler(opts)
 	if err != nil {
 		return nil, nil, err
+	}
+	if chain != nil {
+		chain.Attach(h)
+		// One engine's chain at a time: the one before it is done (its informers stop).
+		if s.chain != nil {
+			s.chain.Close()
+		}
+		s.chain = chain
 	}
 	return h, store, nil
 }

@@ -12,7 +12,9 @@ import (
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"crdplay/engine"
 	"crdplay/playground"
+	"crdplay/policies"
 )
 
 // checkOptions are the flags of `crdplay check`.
@@ -119,7 +121,7 @@ func check(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 			in.StoredVersions = stored
 		}
 	}
-	res, err := playground.NewSession(playground.Options{UserAgent: "crdplay", EmulatedVersion: o.emulated}).Evaluate(ctx, in)
+	res, err := playground.NewSession(playground.Options{UserAgent: "crdplay", EmulatedVersion: o.emulated, Admission: newPolicyAPI}).Evaluate(ctx, in)
 	if err != nil {
 		fmt.Fprintf(stderr, "crdplay: %v\n", err)
 		return exitInput
@@ -568,4 +570,10 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// newPolicyAPI is the admission chain of each engine the check makes: the admission policies and bindings of
+// the inputs are applied (after the CRDs, before the objects) and run on the writes, as kube-apiserver runs them.
+func newPolicyAPI(store engine.Storage) (playground.AdmissionServer, error) {
+	return policies.NewAPI(store, nil)
 }

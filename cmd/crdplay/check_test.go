@@ -51,6 +51,11 @@ var cases = []struct {
 	{name: "bundle-upgrade", args: "check --old testdata/bundle/old --new testdata/bundle/new testdata/bundle/objects"},
 	{name: "bundle-upgrade-json", args: "check --old testdata/bundle/old --new testdata/bundle/new testdata/bundle/objects -o json"},
 	{name: "bundle-upgrade-strict", args: "check --old testdata/bundle/old --new testdata/bundle/new testdata/bundle/objects --strict"},
+	// A CRD released with its admission policy and binding: both applied after the CRD, before the objects;
+	// an object over the policy's limit denied with the policy's and the binding's names; a policy among the
+	// objects that does not compile, refused at its expression's position.
+	{name: "policies-create", args: "check --new testdata/policies/bundle.yaml testdata/policies/objects.yaml"},
+	{name: "policies-create-json", args: "check --new testdata/policies/bundle.yaml testdata/policies/objects.yaml -o json"},
 	// The cluster's CRDs exported as one List (kubectl get crds -o yaml), each item with its stored versions.
 	{name: "bundle-upgrade-from-list", args: "check --old testdata/cluster/crds.yaml --new testdata/bundle/new testdata/bundle/objects"},
 	{name: "bundle-create", args: "check --crd testdata/bundle/old testdata/bundle/objects"},

@@ -1,0 +1,125 @@
+package playground
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"k8s.io/apiserver/pkg/admission"
+
+	"crdplay/playground/internal/yamlpos"
+)
+
+// AdmissionServer is an admission chain that serves its own configuration's API, admissionregistration.k8s.io
+// (crdplay/policies' API): given as Options.Admission, the admission policies and bindings among the inputs
+// are written through it and run on the writes of CRDs and objects, as a cluster holding them runs them.
+type AdmissionServer interface {
+	admission.Interface
+	http.Handler
+	// Attach gives the chain the engine it belongs to (which it asks for schemas and params).
+	Attach(engine http.Handler)
+	// Close stops the chain.
+	Close()
+}
+
+// admissionPath is where the engine serves the admission configuration kinds a chain can hold.
+const admissionPath = "/apis/admissionregistration.k8s.io/v1/"
+
+// policyResource is the resource of an admission configuration kind the engine's chain holds (policies and
+// their bindings, admissionregistration.k8s.io/v1), or "" for any other. Webhook configurations are not held:
+// the playground calls no admission webhook.
+func policyResource(apiVersion, kind string) string {
+	if apiVersion != "admissionregistration.k8s.io/v1" {
+		return ""
+	}
+	switch kind {
+	case "ValidatingAdmissionPolicy":
+		return "validatingadmissionpolicies"
+	case "ValidatingAdmissionPolicyBinding":
+		return "validatingadmissionpolicybindings"
+	case "MutatingAdmissionPolicy":
+		return "mutatingadmissionpolicies"
+	case "MutatingAdmissionPolicyBinding":
+		return "mutatingadmissionpolicybindings"
+	}
+	return ""
+}
+
+// appliesPolicies reports whether the session's engines run admission policies, so that a policy document is
+// written rather than reported as not applied.
+func (s *Session) appliesPolicies() bool { return s.opts.Admission != nil }
+
+// applyPolicy creates the admission policy or binding of document d (of the source src) through the engine,
+// and returns its diagnostics: the API's errors placed at their fields (a CEL compilation error at its
+// position in the expression), its warnings, and a note that it applies to what follows. resource is the
+// document's policyResource.
+func (ev *evaluation) applyPolicy(src Source, d *yamlpos.Doc, resource string) (accepted bool, r *response, diags []Diagnostic) {
+	ct, body := "application/yaml", []byte(d.Source)
+	if j := crdJSON(d); j != nil {
+		ct, body = "application/json", j
+	}
+	r = ev.do(http.MethodPost, admissionPath+resource, ct, "application/json", body)
+	loc := docLocator(d)
+	diags = append(diags, warningDiagnostics(src, d, r.warnings, loc, nil)...)
+	apiVersion, kind, name := docMeta(d)
+	if r.status != http.StatusCreated {
+		for _, dg := range statusDiagnostics(src, d, r, SeverityError, loc) {
+			atPolicyCELError(d, &dg)
+			diags = append(diags, dg)
+		}
+		return false, r, diags
+	}
+	what := kind
+	if name != "" {
+		what += " " + name
+	}
+	diags = append(diags, Diagnostic{Source: src, Document: d.Index, Type: "Applied", Severity: SeverityInfo, Span: d.Start(), Exact: true,
+		Message: fmt.Sprintf("applied: %s (%s) is admission configuration; the writes checked here run through it, as a cluster holding it runs them", what, apiVersion)})
+	return true, r, diags
+}
+
+// atPolicyCELError moves a diagnostic about a policy's CEL expression (expression, messageExpression,
+// valueExpression) from the field to the position in the expression that the compiler names.
+func atPolicyCELError(d *yamlpos.Doc, diag *Diagnostic) {
+	if !diag.Exact || !strings.HasSuffix(strings.ToLower(diag.Field), "expression") {
+		return
+	}
+	m := celErrorRe.FindStringSubmatch(diag.Message)
+	if m == nil {
+		return
+	}
+	line, _ := strconv.Atoi(m[1])
+	col, _ := strconv.Atoi(m[2])
+	if sp, ok := d.InScalar(diag.Field, line, col); ok {
+		diag.Span = sp
+	}
+}
+
+// applyPolicies writes the admission configuration among the CRD text's documents, after its CRDs (the
+// policies may match them, and may have their objects as params).
+func (ev *evaluation) applyPolicies(docs []*yamlpos.Doc) {
+	for _, d := range docs {
+		apiVersion, kind, _ := docMeta(d)
+		_, _, diags := ev.applyPolicy(SourceCRDs, d, policyResource(apiVersion, kind))
+		ev.st.diags = append(ev.st.diags, diags...)
+	}
+}
+
+// heldPolicy reports whether d is a policy or binding the session's engines hold (appliesPolicies), rather
+// than a document not checked.
+func (s *Session) heldPolicy(d *yamlpos.Doc) bool {
+	apiVersion, kind, _ := docMeta(d)
+	return s.appliesPolicies() && d.Err == nil && policyResource(apiVersion, kind) != ""
+}
+
+// applyObjectPolicy writes an admission policy or binding among the objects, recording the answer as the
+// object's.
+func (ev *evaluation) applyObjectPolicy(o *object) {
+	accepted, r, diags := ev.applyPolicy(o.src, o.doc, o.policy)
+	o.res.Operation, o.res.Method, o.res.Path = "create", http.MethodPost, admissionPath+o.policy
+	o.res.Status, o.res.Accepted, o.res.Response, o.res.Warnings = r.status, accepted, rawJSON(r.body), r.warnings
+	for _, d := range diags {
+		ev.recordDiag(o, d)
+	}
+}
