@@ -56,6 +56,8 @@ var cases = []struct {
 	// objects that does not compile, refused at its expression's position.
 	{name: "policies-create", args: "check --new testdata/policies/bundle.yaml testdata/policies/objects.yaml"},
 	{name: "policies-create-json", args: "check --new testdata/policies/bundle.yaml testdata/policies/objects.yaml -o json"},
+	// Gateway API's safe-upgrades policy, installed with v1.7.0, refuses the downgrade of its CRD to v1.5.1.
+	{name: "policies-gateway-downgrade", args: "check --old testdata/policies/gateway-v1.7.0 --new testdata/policies/gateway-v1.5.1"},
 	// The cluster's CRDs exported as one List (kubectl get crds -o yaml), each item with its stored versions.
 	{name: "bundle-upgrade-from-list", args: "check --old testdata/cluster/crds.yaml --new testdata/bundle/new testdata/bundle/objects"},
 	{name: "bundle-create", args: "check --crd testdata/bundle/old testdata/bundle/objects"},
