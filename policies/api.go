@@ -2,6 +2,7 @@ package policies
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"io"
@@ -712,3 +713,12 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// openAPIV3 is kube-apiserver v1.37.2's /openapi/v3/apis/admissionregistration.k8s.io/v1, recorded from it
+// (policies/openapi/README.md): the group's kinds as kubectl validates and explains them.
+//
+//go:embed openapi/admissionregistration.k8s.io_v1.json
+var openAPIV3 []byte
+
+// OpenAPIV3 is the group version's OpenAPI v3 document.
+func (a *API) OpenAPIV3() []byte { return openAPIV3 }

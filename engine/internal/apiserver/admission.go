@@ -162,7 +162,13 @@ type groupServer interface {
 	http.Handler
 	// APIResources are the group's v1 resources as discovery lists them.
 	APIResources() []metav1.APIResource
+	// OpenAPIV3 is the group version's OpenAPI v3 document (admissionOpenAPIPath), which kubectl validates
+	// and explains its kinds with.
+	OpenAPIV3() []byte
 }
+
+// admissionOpenAPIPath is the /openapi/v3 index path of admissionGroup's v1.
+const admissionOpenAPIPath = "apis/" + admissionGroup + "/v1"
 
 // admissionResources are the resources of admissionGroup's v1 the chain serves; none without one.
 func (s *Server) admissionResources() []metav1.APIResource {

@@ -53,6 +53,12 @@ func (s *Server) v3Document(all []*apiextensionsv1.CustomResourceDefinition, p s
 	if data, ok := openapi.StaticV3(p); ok {
 		return data, etag(data), true
 	}
+	if p == admissionOpenAPIPath {
+		if g, ok := s.cfg.Admission.(groupServer); ok {
+			data := g.OpenAPIV3()
+			return data, etag(data), true
+		}
+	}
 	gv, isGroup := strings.CutPrefix(p, "apis/")
 	if !isGroup {
 		return nil, "", false
@@ -81,7 +87,11 @@ func (s *Server) serveOpenAPI(w http.ResponseWriter, req *http.Request, rec *war
 		index := struct {
 			Paths map[string]entry `json:"paths"`
 		}{Paths: map[string]entry{}}
-		for _, p := range v3Paths(all) {
+		paths := v3Paths(all)
+		if _, ok := s.cfg.Admission.(groupServer); ok {
+			paths = append(paths, admissionOpenAPIPath)
+		}
+		for _, p := range paths {
 			if _, tag, ok := s.v3Document(all, p); ok {
 				index.Paths[p] = entry{"/openapi/v3/" + p + "?hash=" + tag}
 			}
