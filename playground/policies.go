@@ -1,8 +1,11 @@
 package playground
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -76,8 +79,54 @@ func (ev *evaluation) applyPolicy(src Source, d *yamlpos.Doc, resource string) (
 	}
 	diags = append(diags, Diagnostic{Source: src, Document: d.Index, Type: "Applied", Severity: SeverityInfo, Span: d.Start(), Exact: true,
 		Message: fmt.Sprintf("applied: %s (%s) is admission configuration; the writes checked here run through it, as a cluster holding it runs them", what, apiVersion)})
+	if resource == "validatingadmissionpolicies" {
+		diags = append(diags, ev.typeCheckingWarnings(src, d, resource, name)...)
+	}
 	return true, r, diags
 }
+
+// typeCheckingWarnings are the type errors the ValidatingAdmissionPolicy status controller found in a policy's
+// expressions against the schemas of what it matches (status.typeChecking.expressionWarnings: the API accepts
+// such a policy, and its expressions fail at runtime), placed at their expressions.
+func (ev *evaluation) typeCheckingWarnings(src Source, d *yamlpos.Doc, resource, name string) []Diagnostic {
+	r := ev.do(http.MethodGet, admissionPath+resource+"/"+url.PathEscape(name), "", "application/json", nil)
+	if r.status != http.StatusOK {
+		return nil
+	}
+	var policy struct {
+		Status struct {
+			TypeChecking *struct {
+				ExpressionWarnings []struct {
+					FieldRef string `json:"fieldRef"`
+					Warning  string `json:"warning"`
+				} `json:"expressionWarnings"`
+			} `json:"typeChecking"`
+		} `json:"status"`
+	}
+	if json.Unmarshal(r.body, &policy) != nil || policy.Status.TypeChecking == nil {
+		return nil
+	}
+	loc := docLocator(d)
+	var out []Diagnostic
+	for _, w := range policy.Status.TypeChecking.ExpressionWarnings {
+		at := loc(w.FieldRef)
+		dg := Diagnostic{Source: src, Document: d.Index, Field: w.FieldRef, Type: "TypeChecking", Severity: SeverityWarning, Span: at.Span, Exact: at.Exact,
+			Message: "type checking (the policy's status.typeChecking): " + strings.TrimSpace(w.Warning)}
+		if m := typeCheckErrorRe.FindStringSubmatch(w.Warning); m != nil && dg.Exact {
+			line, _ := strconv.Atoi(m[1])
+			col, _ := strconv.Atoi(m[2])
+			if sp, ok := d.InScalar(w.FieldRef, line, col); ok {
+				dg.Span = sp
+			}
+		}
+		out = append(out, dg)
+	}
+	return out
+}
+
+// typeCheckErrorRe finds the position of the first CEL error in a type-checking warning ("apps/v1,
+// Kind=Deployment: ERROR: <input>:1:12: undefined field ...").
+var typeCheckErrorRe = regexp.MustCompile(`ERROR: <input>:(\d+):(\d+): `)
 
 // atPolicyCELError moves a diagnostic about a policy's CEL expression (expression, messageExpression,
 // valueExpression) from the field to the position in the expression that the compiler names.
