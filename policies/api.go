@@ -20,6 +20,7 @@ import (
 	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	metav1beta1 "k8s.io/apimachinery/pkg/apis/meta/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
@@ -36,6 +37,9 @@ import (
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	"k8s.io/kubernetes/pkg/apis/admissionregistration"
 	_ "k8s.io/kubernetes/pkg/apis/admissionregistration/install" // the group's types, defaults and conversions in legacyscheme
+	"k8s.io/kubernetes/pkg/printers"
+	printersinternal "k8s.io/kubernetes/pkg/printers/internalversion"
+	printerstorage "k8s.io/kubernetes/pkg/printers/storage"
 	"k8s.io/kubernetes/pkg/registry/admissionregistration/mutatingadmissionpolicy"
 	"k8s.io/kubernetes/pkg/registry/admissionregistration/mutatingadmissionpolicybinding"
 	"k8s.io/kubernetes/pkg/registry/admissionregistration/resolver"
@@ -236,6 +240,58 @@ func (a *API) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		responsewriters.ErrorNegotiated(err, legacyscheme.Codecs, v1GV, w, req)
 		return
 	}
+	a.respond(w, req, r, code, obj)
+}
+
+// tableConvertor prints the kinds as kube-apiserver's registry does (its printers' columns: a policy's
+// validations and paramKind, a binding's policy and params).
+var tableConvertor = printerstorage.TableConvertor{TableGenerator: printers.NewTableGenerator().With(printersinternal.AddHandlers)}
+
+// respond writes obj as the handlers' transformResponseObject does: a Table when the request asks for one
+// (kubectl get), else the object in v1.
+func (a *API) respond(w http.ResponseWriter, req *http.Request, r *resource, code int, obj runtime.Object) {
+	mt, _, err := negotiation.NegotiateOutputMediaType(req, legacyscheme.Codecs, negotiatedScope{})
+	if err != nil {
+		responsewriters.ErrorNegotiated(err, legacyscheme.Codecs, v1GV, w, req)
+		return
+	}
+	if _, isStatus := obj.(*metav1.Status); mt.Convert != nil && mt.Convert.Kind == "Table" && !isStatus {
+		t := mt.Convert
+		opts := &metav1.TableOptions{}
+		if err := metainternalversionscheme.ParameterCodec.DecodeParameters(req.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
+			responsewriters.ErrorNegotiated(apierrors.NewBadRequest(err.Error()), legacyscheme.Codecs, v1GV, w, req)
+			return
+		}
+		table, err := tableConvertor.ConvertToTable(req.Context(), obj, opts)
+		if err != nil {
+			responsewriters.ErrorNegotiated(err, legacyscheme.Codecs, v1GV, w, req)
+			return
+		}
+		for i := range table.Rows {
+			item := &table.Rows[i]
+			switch opts.IncludeObject {
+			case metav1.IncludeObject:
+				item.Object.Object, err = legacyscheme.Scheme.ConvertToVersion(item.Object.Object, v1GV)
+				if err != nil {
+					responsewriters.ErrorNegotiated(apierrors.NewInternalError(err), legacyscheme.Codecs, v1GV, w, req)
+					return
+				}
+			case metav1.IncludeNone:
+				item.Object.Object = nil
+			default:
+				m, err := meta.Accessor(item.Object.Object)
+				if err != nil {
+					responsewriters.ErrorNegotiated(apierrors.NewInternalError(err), legacyscheme.Codecs, v1GV, w, req)
+					return
+				}
+				partial := meta.AsPartialObjectMetadata(m)
+				partial.GetObjectKind().SetGroupVersionKind(t.GroupVersion().WithKind("PartialObjectMetadata"))
+				item.Object.Object = partial
+			}
+		}
+		responsewriters.WriteObjectNegotiated(metainternalversionscheme.Codecs, negotiatedScope{}, t.GroupVersion(), w, req, code, table, false)
+		return
+	}
 	responsewriters.WriteObjectNegotiated(legacyscheme.Codecs, negotiatedScope{}, v1GV, w, req, code, obj, false)
 }
 
@@ -248,11 +304,12 @@ func (a *API) served(r *resource) bool {
 	return true
 }
 
-// negotiatedScope restricts nothing: the resources answer in every media type the codecs offer.
+// negotiatedScope is what the endpoints offer: every media type the codecs do, and Tables.
 type negotiatedScope struct{}
 
 func (negotiatedScope) AllowsMediaTypeTransform(mimeType, mimeSubType string, target *schema.GroupVersionKind) bool {
-	return target == nil
+	// As the handlers' scope: the object itself, or a Table of it (meta.k8s.io v1 or v1beta1).
+	return target == nil || (target.Kind == "Table" && (target.GroupVersion() == metav1.SchemeGroupVersion || target.GroupVersion() == metav1beta1.SchemeGroupVersion))
 }
 func (negotiatedScope) AllowsServerVersion(string) bool  { return false }
 func (negotiatedScope) AllowsStreamSchema(s string) bool { return s == "watch" }
