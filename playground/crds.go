@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -732,12 +731,10 @@ func atCELError(d *yamlpos.Doc, diag *Diagnostic) {
 	if !diag.Exact || !(strings.HasSuffix(diag.Field, ".rule") || strings.HasSuffix(diag.Field, ".messageExpression")) {
 		return
 	}
-	m := celErrorRe.FindStringSubmatch(diag.Message)
-	if m == nil {
+	line, col, ok := celPosition(celErrorRe, diag.Message)
+	if !ok {
 		return
 	}
-	line, _ := strconv.Atoi(m[1])
-	col, _ := strconv.Atoi(m[2])
 	if _, path := crdResolve(d, diag.Field); path != "" {
 		if sp, ok := d.InScalar(path, line, col); ok {
 			diag.Span = sp

@@ -112,9 +112,7 @@ func (ev *evaluation) typeCheckingWarnings(src Source, d *yamlpos.Doc, resource,
 		at := loc(w.FieldRef)
 		dg := Diagnostic{Source: src, Document: d.Index, Field: w.FieldRef, Type: "TypeChecking", Severity: SeverityWarning, Span: at.Span, Exact: at.Exact,
 			Message: "type checking (the policy's status.typeChecking): " + strings.TrimSpace(w.Warning)}
-		if m := typeCheckErrorRe.FindStringSubmatch(w.Warning); m != nil && dg.Exact {
-			line, _ := strconv.Atoi(m[1])
-			col, _ := strconv.Atoi(m[2])
+		if line, col, ok := celPosition(typeCheckErrorRe, w.Warning); ok && dg.Exact {
 			if sp, ok := d.InScalar(w.FieldRef, line, col); ok {
 				dg.Span = sp
 			}
@@ -134,15 +132,22 @@ func atPolicyCELError(d *yamlpos.Doc, diag *Diagnostic) {
 	if !diag.Exact || !strings.HasSuffix(strings.ToLower(diag.Field), "expression") {
 		return
 	}
-	m := celErrorRe.FindStringSubmatch(diag.Message)
+	if line, col, ok := celPosition(celErrorRe, diag.Message); ok {
+		if sp, ok := d.InScalar(diag.Field, line, col); ok {
+			diag.Span = sp
+		}
+	}
+}
+
+// celPosition is the line and column (in the expression) of the first CEL error re finds in msg.
+func celPosition(re *regexp.Regexp, msg string) (line, col int, ok bool) {
+	m := re.FindStringSubmatch(msg)
 	if m == nil {
-		return
+		return 0, 0, false
 	}
-	line, _ := strconv.Atoi(m[1])
-	col, _ := strconv.Atoi(m[2])
-	if sp, ok := d.InScalar(diag.Field, line, col); ok {
-		diag.Span = sp
-	}
+	line, _ = strconv.Atoi(m[1])
+	col, _ = strconv.Atoi(m[2])
+	return line, col, true
 }
 
 // applyPolicies writes the admission configuration among the CRD text's documents, after its CRDs (the
