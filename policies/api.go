@@ -240,7 +240,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		responsewriters.ErrorNegotiated(err, legacyscheme.Codecs, v1GV, w, req)
 		return
 	}
-	a.respond(w, req, r, code, obj)
+	a.respond(w, req, code, obj)
 }
 
 // tableConvertor prints the kinds as kube-apiserver's registry does (its printers' columns: a policy's
@@ -249,7 +249,7 @@ var tableConvertor = printerstorage.TableConvertor{TableGenerator: printers.NewT
 
 // respond writes obj as the handlers' transformResponseObject does: a Table when the request asks for one
 // (kubectl get), else the object in v1.
-func (a *API) respond(w http.ResponseWriter, req *http.Request, r *resource, code int, obj runtime.Object) {
+func (a *API) respond(w http.ResponseWriter, req *http.Request, code int, obj runtime.Object) {
 	mt, _, err := negotiation.NegotiateOutputMediaType(req, legacyscheme.Codecs, negotiatedScope{})
 	if err != nil {
 		responsewriters.ErrorNegotiated(err, legacyscheme.Codecs, v1GV, w, req)
