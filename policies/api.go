@@ -66,7 +66,11 @@ type API struct {
 
 	resources map[string]*resource
 
+	ctx  context.Context // until Close
+	stop context.CancelFunc
+
 	mu         sync.Mutex
+	following  bool // the watch of the storage (follow) is started
 	namespaces []*corev1.Namespace
 	configMaps []*corev1.ConfigMap
 	chain      *Chain
@@ -123,6 +127,7 @@ func NewAPI(store storage.Interface, now func() time.Time) (*API, error) {
 		now = time.Now
 	}
 	a := &API{store: store, now: now, dirty: true, server: http.NotFoundHandler(), namespaces: clusterNamespaces()}
+	a.ctx, a.stop = context.WithCancel(context.Background())
 	// No authorizer: the strategies' check that a policy's author may read its params kind is the host's
 	// authorization's to make (server/ authorizes each request); the resolver is then never asked.
 	noResolver := resolver.ResourceResolverFunc(func(gvk schema.GroupVersionKind) (schema.GroupVersionResource, error) {
@@ -188,8 +193,9 @@ func (a *API) SetCoreObjects(namespaces []*corev1.Namespace, configMaps []*corev
 	a.dirty = true
 }
 
-// Close stops the chain.
+// Close stops the chain and the API's watch of the storage.
 func (a *API) Close() {
+	a.stop()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.chain != nil {
@@ -516,6 +522,7 @@ func (a *API) createObject(ctx context.Context, r *resource, obj runtime.Object,
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
+	a.markChanged()
 	out, err := decodeStored(r, storage.Object{Value: data, Revision: rev})
 	if err != nil {
 		return nil, err
@@ -583,6 +590,7 @@ func (a *API) write(ctx context.Context, r *resource, name string, s strategy, o
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
+	a.markChanged()
 	out, err := decodeStored(r, storage.Object{Value: data, Revision: newRev})
 	if err != nil {
 		return nil, err
@@ -619,6 +627,7 @@ func (a *API) delete(ctx context.Context, req *http.Request, r *resource, name s
 			}
 			return nil, apierrors.NewInternalError(err)
 		}
+		a.markChanged()
 	}
 	return &metav1.Status{
 		Status:  metav1.StatusSuccess,
@@ -634,6 +643,15 @@ func (a *API) delete(ctx context.Context, req *http.Request, r *resource, name s
 func (a *API) current(ctx context.Context) (*Chain, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if !a.following {
+		a.following = true
+		go a.follow()
+	}
+	if a.chain == nil && !a.dirty {
+		// No configuration, and none written since: the writes of a cluster without policies cost nothing
+		// more (the common case, and every write of the server's).
+		return nil, nil
+	}
 	res, err := a.store.List(ctx, keyPrefix, storage.ListOptions{})
 	if err != nil {
 		// As upstream's plugins read informers' caches, a storage that cannot be read leaves the chain as it
@@ -650,6 +668,7 @@ func (a *API) current(ctx context.Context) (*Chain, error) {
 			a.chain.Close()
 			a.chain = nil
 		}
+		a.dirty = false
 		return nil, nil
 	}
 	if a.chain != nil && !a.dirty && fp == a.built && (!a.params || res.Revision == a.builtRev) {
@@ -668,6 +687,33 @@ func (a *API) current(ctx context.Context) (*Chain, error) {
 	}
 	a.chain, a.dirty, a.params, a.built, a.builtRev = c, false, params, fp, res.Revision
 	return c, nil
+}
+
+// follow marks the configuration changed whenever the storage reports a write under keyPrefix: another
+// server's on the same etcd, which the next admission then reads (this API's own writes mark it at once). A
+// watch that ends (the storage fell behind or restarted) is opened again, and what it may have missed counts
+// as a change.
+func (a *API) follow() {
+	for a.ctx.Err() == nil {
+		events, err := a.store.Watch(a.ctx, keyPrefix, 0)
+		if err == nil {
+			a.markChanged()
+			for range events {
+				a.markChanged()
+			}
+		}
+		select {
+		case <-a.ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// markChanged makes the next admission read the stored configuration again.
+func (a *API) markChanged() {
+	a.mu.Lock()
+	a.dirty = true
+	a.mu.Unlock()
 }
 
 // fingerprint tells stored configurations apart: how many objects, and their revisions.

@@ -106,5 +106,6 @@ func (a *API) writeStatus(ctx context.Context, r *resource, name string, live ru
 	if _, err := a.store.Update(ctx, a.key(r, name), data, rev); err != nil {
 		return err
 	}
+	a.markChanged()
 	return nil
 }
