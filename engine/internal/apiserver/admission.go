@@ -20,7 +20,7 @@ import (
 // patch made the new object (update, patch, apply), and validating admission on the object the strategy
 // prepared and validated, just before the write (the registry's createValidation / updateValidation), and on
 // deletes. Without a chain, every step here is a no-op. A /scale write is not admitted: kube-apiserver admits the
-// Scale object there, which the engine's scale handler does not build (not done yet).
+// Scale object there, which the engine's scale handler does not build.
 
 // defaultUser is who the engine's requests come from when the front end names nobody: the administrator of a
 // kubeadm or kind cluster, as a CRD author's kubectl usually is. Policies see it in request.userInfo.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"k8s.io/apiserver/pkg/admission"
 	"net/http"
 	"strconv"
 
@@ -19,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/warning"
 
