@@ -48,6 +48,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"crdplay/engine/storage"
+	"crdplay/internal/fieldmanager"
 )
 
 // API serves the policies and bindings of admissionregistration.k8s.io/v1 from a storage, as kube-apiserver's
@@ -74,7 +75,7 @@ type API struct {
 	namespaces []*corev1.Namespace
 	configMaps []*corev1.ConfigMap
 	chain      *Chain
-	dirty      bool        // the core objects or the server changed since the chain was built
+	dirty      bool        // the configuration may have changed since the chain was built (markChanged)
 	built      fingerprint // the stored configuration the chain was built from
 	builtRev   int64       // the storage revision the chain's params were read at
 	params     bool        // a policy of the chain has a paramKind
@@ -184,12 +185,18 @@ func (a *API) Attach(server http.Handler) {
 }
 
 // SetCoreObjects sets the namespaces and ConfigMaps the policies read (namespaceSelectors, ConfigMap params):
-// objects of the core API, which the engine does not serve. Until it is called, the namespaces are those every
-// cluster makes (default, kube-node-lease, kube-public, kube-system) and there are no ConfigMaps.
+// objects of the core API, which the engine does not serve. The namespaces are those beside the ones every
+// cluster makes (default, kube-node-lease, kube-public, kube-system), which are always there; each is labelled
+// with its name, as the namespace strategy labels every namespace. Until it is called there are only those
+// four namespaces and no ConfigMaps.
 func (a *API) SetCoreObjects(namespaces []*corev1.Namespace, configMaps []*corev1.ConfigMap) {
+	all := clusterNamespaces()
+	for _, n := range namespaces {
+		all = append(all, withNameLabel(n.DeepCopy()))
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.namespaces, a.configMaps = namespaces, configMaps
+	a.namespaces, a.configMaps = all, configMaps
 	a.dirty = true
 }
 
@@ -440,28 +447,6 @@ func queryOptions(req *http.Request, into runtime.Object) error {
 	return nil
 }
 
-func managerOrUserAgent(manager, userAgent string) string {
-	if manager != "" {
-		return manager
-	}
-	// As the handlers: the user agent's first word, printable characters only, at most 128 of them.
-	ua := userAgent
-	if i := strings.Index(ua, "/"); i >= 0 {
-		ua = ua[:i]
-	}
-	var b strings.Builder
-	for _, c := range ua {
-		if c >= 0x20 && c < 0x7f {
-			b.WriteRune(c)
-		}
-	}
-	s := b.String()
-	if len(s) > 128 {
-		s = s[:128]
-	}
-	return s
-}
-
 func (a *API) create(ctx context.Context, req *http.Request, r *resource) (runtime.Object, error) {
 	opts := &metav1.CreateOptions{}
 	if err := queryOptions(req, opts); err != nil {
@@ -485,7 +470,7 @@ func (a *API) create(ctx context.Context, req *http.Request, r *resource) (runti
 	}
 	ctx = request.WithNamespace(ctx, "")
 	live, _ := legacyscheme.Scheme.New(v1GV.WithKind(r.kind))
-	obj = r.fm.UpdateNoErrors(live, obj, managerOrUserAgent(opts.FieldManager, req.UserAgent()))
+	obj = r.fm.UpdateNoErrors(live, obj, fieldmanager.Name(opts.FieldManager, req.UserAgent()))
 	return a.createObject(ctx, r, obj, len(opts.DryRun) > 0)
 }
 
@@ -556,7 +541,7 @@ func (a *API) update(ctx context.Context, req *http.Request, r *resource, name s
 	if err != nil {
 		return nil, err
 	}
-	obj = fm.UpdateNoErrors(live, obj, managerOrUserAgent(opts.FieldManager, req.UserAgent()))
+	obj = fm.UpdateNoErrors(live, obj, fieldmanager.Name(opts.FieldManager, req.UserAgent()))
 	return a.write(ctx, r, name, s, obj, live, rev, len(opts.DryRun) > 0)
 }
 
@@ -726,25 +711,23 @@ type fingerprint struct {
 func (a *API) configuration(ctx context.Context, stored []storage.Object) (Set, bool, error) {
 	set := Set{Server: a.server, Namespaces: a.namespaces, ConfigMaps: a.configMaps}
 	var kinds []*admissionregistrationv1.ParamKind
-	{
-		for _, o := range stored {
-			obj, _, err := legacyscheme.Codecs.UniversalDecoder(v1GV).Decode(o.Value, nil, nil)
-			if err != nil {
-				return set, false, apierrors.NewInternalError(err)
-			}
-			_ = setResourceVersion(obj, o.Revision)
-			switch t := obj.(type) {
-			case *admissionregistrationv1.ValidatingAdmissionPolicy:
-				set.ValidatingPolicies = append(set.ValidatingPolicies, t)
-				kinds = append(kinds, t.Spec.ParamKind)
-			case *admissionregistrationv1.ValidatingAdmissionPolicyBinding:
-				set.ValidatingBindings = append(set.ValidatingBindings, t)
-			case *admissionregistrationv1.MutatingAdmissionPolicy:
-				set.MutatingPolicies = append(set.MutatingPolicies, t)
-				kinds = append(kinds, t.Spec.ParamKind)
-			case *admissionregistrationv1.MutatingAdmissionPolicyBinding:
-				set.MutatingBindings = append(set.MutatingBindings, t)
-			}
+	for _, o := range stored {
+		obj, _, err := legacyscheme.Codecs.UniversalDecoder(v1GV).Decode(o.Value, nil, nil)
+		if err != nil {
+			return set, false, apierrors.NewInternalError(err)
+		}
+		_ = setResourceVersion(obj, o.Revision)
+		switch t := obj.(type) {
+		case *admissionregistrationv1.ValidatingAdmissionPolicy:
+			set.ValidatingPolicies = append(set.ValidatingPolicies, t)
+			kinds = append(kinds, t.Spec.ParamKind)
+		case *admissionregistrationv1.ValidatingAdmissionPolicyBinding:
+			set.ValidatingBindings = append(set.ValidatingBindings, t)
+		case *admissionregistrationv1.MutatingAdmissionPolicy:
+			set.MutatingPolicies = append(set.MutatingPolicies, t)
+			kinds = append(kinds, t.Spec.ParamKind)
+		case *admissionregistrationv1.MutatingAdmissionPolicyBinding:
+			set.MutatingBindings = append(set.MutatingBindings, t)
 		}
 	}
 	params := false

@@ -21,10 +21,18 @@ func clusterNamespaces() []*corev1.Namespace {
 	for _, n := range []string{"default", "kube-node-lease", "kube-public", "kube-system"} {
 		ns := &corev1.Namespace{}
 		ns.Name = n
-		ns.Labels = map[string]string{corev1.LabelMetadataName: n}
-		out = append(out, ns)
+		out = append(out, withNameLabel(ns))
 	}
 	return out
+}
+
+// withNameLabel gives ns the kubernetes.io/metadata.name label, as the namespace strategy does.
+func withNameLabel(ns *corev1.Namespace) *corev1.Namespace {
+	if ns.Labels == nil {
+		ns.Labels = map[string]string{}
+	}
+	ns.Labels[corev1.LabelMetadataName] = ns.Name
+	return ns
 }
 
 // addParams adds to set the objects of paramKind that server (the engine) holds, and where they are served:

@@ -20,6 +20,8 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	"sigs.k8s.io/yaml"
+
+	"crdplay/internal/fieldmanager"
 )
 
 // patch is the PATCH handler for the four kinds: a JSON, merge or strategic merge patch applied to the live
@@ -43,7 +45,7 @@ func (a *API) patch(ctx context.Context, req *http.Request, r *resource, name st
 	if status {
 		s, fm = r.status, r.statusFM
 	}
-	manager := managerOrUserAgent(opts.FieldManager, req.UserAgent())
+	manager := fieldmanager.Name(opts.FieldManager, req.UserAgent())
 	dryRun := len(opts.DryRun) > 0
 	live, rev, err := a.read(ctx, r, name)
 	if apierrors.IsNotFound(err) && pt == types.ApplyYAMLPatchType && !status {

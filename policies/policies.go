@@ -37,10 +37,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
 	basecompatibility "k8s.io/component-base/compatibility"
-
-	"crdplay/internal/inproc"
 )
 
 // Set is one state of a cluster's admission configuration and of the objects the policies read.
@@ -80,30 +77,17 @@ var (
 
 // New builds and starts the chain of set. Close stops it.
 func New(set Set) (*Chain, error) {
-	var objects []runtime.Object
-	for _, p := range set.ValidatingPolicies {
-		objects = append(objects, p.DeepCopy())
-	}
-	for _, b := range set.ValidatingBindings {
-		objects = append(objects, b.DeepCopy())
-	}
-	for _, p := range set.MutatingPolicies {
-		objects = append(objects, p.DeepCopy())
-	}
-	for _, b := range set.MutatingBindings {
-		objects = append(objects, b.DeepCopy())
-	}
-	for _, n := range set.Namespaces {
-		objects = append(objects, n.DeepCopy())
-	}
-	for _, c := range set.ConfigMaps {
-		objects = append(objects, c.DeepCopy())
-	}
+	objects := copies(nil, set.ValidatingPolicies)
+	objects = copies(objects, set.ValidatingBindings)
+	objects = copies(objects, set.MutatingPolicies)
+	objects = copies(objects, set.MutatingBindings)
+	objects = copies(objects, set.Namespaces)
+	objects = copies(objects, set.ConfigMaps)
 	server := set.Server
 	if server == nil {
 		server = http.NotFoundHandler()
 	}
-	disc, err := discovery.NewDiscoveryClientForConfig(&rest.Config{Host: "http://apiserver.invalid", Transport: inproc.Transport{Handler: server}})
+	disc, err := inProcessDiscovery(server)
 	if err != nil {
 		return nil, err
 	}
@@ -125,13 +109,7 @@ func New(set Set) (*Chain, error) {
 		}
 		listKinds[m.Resource] = m.GroupVersionKind.Kind + "List"
 	}
-	var params []runtime.Object
-	for _, p := range set.Params {
-		params = append(params, p.DeepCopy())
-	}
-	for _, c := range set.ConfigMaps {
-		params = append(params, c.DeepCopy())
-	}
+	params := copies(copies(nil, set.Params), set.ConfigMaps)
 	dynamic := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(paramScheme, listKinds, params...)
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -162,6 +140,15 @@ func New(set Set) (*Chain, error) {
 		}
 	}
 	return c, nil
+}
+
+// copies appends deep copies of objs to out: the in-memory clients keep the objects they are given, and the
+// Set's stay the caller's.
+func copies[T runtime.Object](out []runtime.Object, objs []T) []runtime.Object {
+	for _, o := range objs {
+		out = append(out, o.DeepCopyObject())
+	}
+	return out
 }
 
 // Close stops the chain's informers and plugins.

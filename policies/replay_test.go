@@ -285,16 +285,10 @@ func (c *coreObjects) take(st recordedStep, body []byte) bool {
 	return true
 }
 
-// give sets the namespaces (with those every cluster makes, labelled with their names as the namespace
-// strategy labels them) and ConfigMaps on api.
+// give sets the namespaces and ConfigMaps on api.
 func (c *coreObjects) give(api *policies.API) error {
 	var namespaces []*corev1.Namespace
 	var configMaps []*corev1.ConfigMap
-	for _, n := range []string{"default", "kube-node-lease", "kube-public", "kube-system"} {
-		ns := &corev1.Namespace{}
-		ns.Name = n
-		namespaces = append(namespaces, ns)
-	}
 	for k, data := range c.objects {
 		if strings.Contains(k, "/configmaps/") {
 			cm := &corev1.ConfigMap{}
@@ -310,12 +304,6 @@ func (c *coreObjects) give(api *policies.API) error {
 			return err
 		}
 		namespaces = append(namespaces, ns)
-	}
-	for _, n := range namespaces {
-		if n.Labels == nil {
-			n.Labels = map[string]string{}
-		}
-		n.Labels[corev1.LabelMetadataName] = n.Name
 	}
 	api.SetCoreObjects(namespaces, configMaps)
 	return nil

@@ -3,6 +3,8 @@ package policies
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"sync"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiextensionsscheme "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/scheme"
@@ -11,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
 	"k8s.io/apiserver/pkg/cel/openapi/resolver"
-	"k8s.io/apiserver/pkg/registry/rest"
 	admissionregistrationv1apply "k8s.io/client-go/applyconfigurations/admissionregistration/v1"
 	"k8s.io/client-go/discovery"
 	cacheddiscovery "k8s.io/client-go/discovery/cached/memory"
@@ -49,7 +50,12 @@ func (a *API) typeCheck(ctx context.Context, r *resource, name string) {
 	if policy.Generation <= policy.Status.ObservedGeneration {
 		return
 	}
-	warnings := a.typeChecker().Check(policy)
+	checker, err := a.typeChecker()
+	if err != nil {
+		klog.ErrorS(err, "ValidatingAdmissionPolicy status", "policy", name)
+		return
+	}
+	warnings := checker.Check(policy)
 	cfgs := make([]*admissionregistrationv1apply.ExpressionWarningApplyConfiguration, 0, len(warnings))
 	for _, w := range warnings {
 		cfgs = append(cfgs, admissionregistrationv1apply.ExpressionWarning().WithFieldRef(w.FieldRef).WithWarning(w.Warning))
@@ -77,35 +83,35 @@ func (a *API) typeCheck(ctx context.Context, r *resource, name string) {
 // typeChecker is the status controller's, as kube-controller-manager builds it: schemas from the generated
 // definitions of the built-in types it knows (here apiextensions', the only built-in kind the engine serves)
 // combined with the server's OpenAPI v3 for custom resources, and a REST mapper over the server's discovery.
-func (a *API) typeChecker() *validating.TypeChecker {
-	disc, err := discovery.NewDiscoveryClientForConfig(&clientrest.Config{Host: "http://apiserver.invalid", Transport: inproc.Transport{Handler: a.server}})
+func (a *API) typeChecker() (*validating.TypeChecker, error) {
+	disc, err := inProcessDiscovery(a.server)
 	if err != nil {
-		panic(err) // only a malformed host can make it fail
+		return nil, err
 	}
 	return &validating.TypeChecker{
-		SchemaResolver: resolver.NewDefinitionsSchemaResolver(apiextensionsopenapi.GetOpenAPIDefinitions, apiextensionsscheme.Scheme).
-			Combine(&resolver.ClientDiscoveryResolver{Discovery: disc}),
-		RestMapper: restmapper.NewDeferredDiscoveryRESTMapper(cacheddiscovery.NewMemCacheClient(disc)),
-	}
+		SchemaResolver: definitionsResolver().Combine(&resolver.ClientDiscoveryResolver{Discovery: disc}),
+		RestMapper:     restmapper.NewDeferredDiscoveryRESTMapper(cacheddiscovery.NewMemCacheClient(disc)),
+	}, nil
+}
+
+// definitionsResolver resolves the schemas of apiextensions' kinds from their generated definitions, built
+// once: they do not change, and every type check needs them.
+var definitionsResolver = sync.OnceValue(func() *resolver.DefinitionsSchemaResolver {
+	return resolver.NewDefinitionsSchemaResolver(apiextensionsopenapi.GetOpenAPIDefinitions, apiextensionsscheme.Scheme)
+})
+
+// inProcessDiscovery is a discovery client of server that reaches it in process: no connection is opened.
+func inProcessDiscovery(server http.Handler) (*discovery.DiscoveryClient, error) {
+	return discovery.NewDiscoveryClientForConfig(&clientrest.Config{Host: "http://apiserver.invalid", Transport: inproc.Transport{Handler: server}})
 }
 
 // writeStatus applies patch to the status of live (read at rev) with the controller's field manager, forced,
-// and writes the result through the status strategy, as the apply PATCH of /status does.
+// and writes the result through the status endpoint's update, as the apply PATCH of /status does.
 func (a *API) writeStatus(ctx context.Context, r *resource, name string, live runtime.Object, rev int64, patch *unstructured.Unstructured) error {
 	obj, err := r.statusFM.Apply(live, patch, statusManager, true)
 	if err != nil {
 		return err
 	}
-	if err := rest.BeforeUpdate(r.status, ctx, obj, live); err != nil {
-		return err
-	}
-	data, err := runtime.Encode(legacyscheme.Codecs.LegacyCodec(v1GV), obj)
-	if err != nil {
-		return err
-	}
-	if _, err := a.store.Update(ctx, a.key(r, name), data, rev); err != nil {
-		return err
-	}
-	a.markChanged()
-	return nil
+	_, err = a.write(ctx, r, name, r.status, obj, live, rev, false)
+	return err
 }

@@ -3,42 +3,18 @@ package apiserver
 import (
 	"fmt"
 	"reflect"
-	"strings"
 	"sync"
-	"unicode"
-	"unicode/utf8"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 
 	"crdplay/engine/internal/crds"
+	"crdplay/internal/fieldmanager"
 )
 
-// managerOrUserAgent names the field manager of a write: the fieldManager option, or the client's user agent
-// up to its first '/', made printable and capped at 128 bytes.
+// managerOrUserAgent names the field manager of a write (fieldmanager.Name).
 func managerOrUserAgent(manager, userAgent string) string {
-	if manager != "" {
-		return manager
-	}
-	return prefixFromUserAgent(userAgent)
-}
-
-func prefixFromUserAgent(u string) string {
-	m := strings.Split(u, "/")[0]
-	buf := []rune{}
-	for _, r := range m {
-		if unicode.IsPrint(r) {
-			buf = append(buf, r)
-		} else {
-			buf = append(buf, utf8.RuneError)
-		}
-	}
-	s := string(buf)
-	for len(s) > 128 {
-		_, size := utf8.DecodeLastRuneInString(s)
-		s = s[:len(s)-size]
-	}
-	return s
+	return fieldmanager.Name(manager, userAgent)
 }
 
 // crdFieldManagers returns the field managers of the CRD endpoint and its /status. They are built on first
