@@ -213,14 +213,11 @@ func (ev *evaluation) installOne(d *yamlpos.Doc) (CRDResult, []string) {
 		// through /status afterwards (ModeUpgrade).
 		body, stored = clusterCRD(d)
 	}
-	ct, sentJSON := "application/json", body != nil
+	ct := "application/json"
 	if body == nil {
-		body = crdJSON(d)
-		sentJSON = body != nil
+		ct, body = docBody(d)
 	}
-	if !sentJSON {
-		ct, body = "application/yaml", []byte(d.Source)
-	}
+	sentJSON := ct == "application/json"
 	r := ev.do(http.MethodPost, crdsPath, ct, "application/json", body)
 	res.Status = r.status
 	res.Accepted = r.status == http.StatusCreated
@@ -553,6 +550,15 @@ func analyseInto(d *yamlpos.Doc, crd *apiextensionsv1.CustomResourceDefinition, 
 // this twice"), which JSON no longer has: so JSON is sent only for a document whose mappings have no key that
 // YAML 1.1 could read as another one's (plainKeys), and whose YAML and JSON both fit the request limit (an
 // over-large text gets the API's own 413). For a big CRD that second parse is a good part of the POST.
+// docBody is what a document of the CRD text is sent as: its JSON when the API would read the YAML the same way
+// (crdJSON), else the YAML as written.
+func docBody(d *yamlpos.Doc) (contentType string, body []byte) {
+	if j := crdJSON(d); j != nil {
+		return "application/json", j
+	}
+	return "application/yaml", []byte(d.Source)
+}
+
 func crdJSON(d *yamlpos.Doc) []byte {
 	if d.JSON != nil {
 		return d.JSON // a List's item: kubectl sends it as JSON

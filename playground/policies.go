@@ -53,15 +53,11 @@ func policyResource(apiVersion, kind string) string {
 // written rather than reported as not applied.
 func (s *Session) appliesPolicies() bool { return s.opts.Admission != nil }
 
-// applyPolicy creates the admission policy or binding of document d (of the source src) through the engine,
-// and returns its diagnostics: the API's errors placed at their fields (a CEL compilation error at its
-// position in the expression), its warnings, and a note that it applies to what follows. resource is the
-// document's policyResource.
-func (ev *evaluation) applyPolicy(src Source, d *yamlpos.Doc, resource string) (accepted bool, r *response, diags []Diagnostic) {
-	ct, body := "application/yaml", []byte(d.Source)
-	if j := crdJSON(d); j != nil {
-		ct, body = "application/json", j
-	}
+// applyPolicy creates the admission policy or binding of document d (of the source src), sent as body of type
+// ct, through the engine, and returns its diagnostics: the API's errors placed at their fields (a CEL
+// compilation error at its position in the expression), its warnings, and a note that it applies to what
+// follows. resource is the document's policyResource.
+func (ev *evaluation) applyPolicy(src Source, d *yamlpos.Doc, resource, ct string, body []byte) (accepted bool, r *response, diags []Diagnostic) {
 	r = ev.do(http.MethodPost, admissionPath+resource, ct, "application/json", body)
 	loc := docLocator(d)
 	diags = append(diags, warningDiagnostics(src, d, r.warnings, loc, nil)...)
@@ -155,7 +151,8 @@ func celPosition(re *regexp.Regexp, msg string) (line, col int, ok bool) {
 func (ev *evaluation) applyPolicies(docs []*yamlpos.Doc) {
 	for _, d := range docs {
 		apiVersion, kind, _ := docMeta(d)
-		_, _, diags := ev.applyPolicy(SourceCRDs, d, policyResource(apiVersion, kind))
+		ct, body := docBody(d)
+		_, _, diags := ev.applyPolicy(SourceCRDs, d, policyResource(apiVersion, kind), ct, body)
 		ev.st.diags = append(ev.st.diags, diags...)
 	}
 }
@@ -167,10 +164,11 @@ func (s *Session) heldPolicy(d *yamlpos.Doc) bool {
 	return s.appliesPolicies() && d.Err == nil && policyResource(apiVersion, kind) != ""
 }
 
-// applyObjectPolicy writes an admission policy or binding among the objects, recording the answer as the
-// object's.
+// applyObjectPolicy writes an admission policy or binding among the objects, sent as the objects are
+// (object.body), recording the answer as the object's.
 func (ev *evaluation) applyObjectPolicy(o *object) {
-	accepted, r, diags := ev.applyPolicy(o.src, o.doc, o.policy)
+	ct, body := o.body()
+	accepted, r, diags := ev.applyPolicy(o.src, o.doc, o.policy, ct, body)
 	o.res.Operation, o.res.Method, o.res.Path = "create", http.MethodPost, admissionPath+o.policy
 	o.res.Status, o.res.Accepted, o.res.Response, o.res.Warnings = r.status, accepted, rawJSON(r.body), r.warnings
 	for _, d := range diags {
