@@ -183,10 +183,13 @@ func NewHandler(opts Options) (*Handler, error) {
 		return nil, err
 	}
 	policyAPI.Attach(h)
-	if prev := closeStorage; prev != nil {
-		closeStorage = func() error { policyAPI.Close(); return prev() }
-	} else {
-		closeStorage = func() error { policyAPI.Close(); return nil }
+	closeStore := closeStorage
+	closeStorage = func() error {
+		policyAPI.Close()
+		if closeStore == nil {
+			return nil
+		}
+		return closeStore()
 	}
 	timeout := opts.RequestTimeout
 	if timeout <= 0 {
